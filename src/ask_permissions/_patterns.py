@@ -1,0 +1,203 @@
+"""Tool and argument patterns: the ALL sentinel, matching, argument serialization and pattern snapshots."""
+
+from __future__ import annotations
+
+import enum
+import json
+import re
+from collections.abc import Mapping
+from typing import Final, Literal, TypeAlias
+
+from ._snapshot import child, fail, read_mapping, read_str
+
+__all__ = [
+    "ALL",
+    "AllType",
+    "ArgumentPattern",
+    "StoredArgumentPattern",
+    "ToolPattern",
+    "argument_pattern_matches",
+    "decode_pattern",
+    "encode_pattern",
+    "is_unrestricted",
+    "normalize_argument_pattern",
+    "normalize_tool_pattern",
+    "serialize_arguments",
+    "tool_pattern_matches",
+]
+
+
+class AllType(enum.Enum):
+    """The type of the ``ALL`` sentinel (an enum, so that it is a singleton and typeable)."""
+
+    ALL = "ALL"
+
+    def __repr__(self) -> str:
+        return "ALL"
+
+    __str__ = __repr__
+
+
+ALL: Final = AllType.ALL
+"""Matches every tool (as a tool pattern) or any arguments (as an argument pattern)."""
+
+ToolPattern: TypeAlias = str | re.Pattern[str] | Literal[AllType.ALL]
+"""A tool pattern: an exact tool name, a compiled regex searched in the name, or ``ALL``."""
+
+ArgumentPattern: TypeAlias = str | re.Pattern[str] | Literal[AllType.ALL] | None
+"""An argument pattern: a substring of the serialized arguments, a regex searched in it, or any
+arguments (``None`` or ``ALL``)."""
+
+StoredArgumentPattern: TypeAlias = str | re.Pattern[str] | None
+"""An argument pattern as a rule stores it: ``ALL`` becomes ``None``."""
+
+# Built once: json.dumps builds a new encoder on every call that passes options.
+_encode_mapping = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False, default=str).encode
+
+
+def serialize_arguments(arguments: object) -> str:
+    """The text that argument patterns match against.
+
+    A mapping is compact JSON with its key order kept and non-ASCII kept (a leaf JSON cannot encode is
+    written as its ``str()``); a string is used as is; ``None`` is ``""``; anything else is ``str(value)``.
+    """
+    if isinstance(arguments, str):
+        return arguments
+    if arguments is None:
+        return ""
+    if isinstance(arguments, dict):
+        return _encode_mapping(arguments)
+    if isinstance(arguments, Mapping):
+        return _encode_mapping(dict(arguments))
+    return str(arguments)
+
+
+def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> ToolPattern:
+    """Check a tool pattern given by a caller and return it as stored.
+
+    Raises:
+        TypeError: not a string, a compiled ``str`` regex or ``ALL``.
+        ValueError: an empty string (no tool is named ``""``).
+    """
+    if pattern is ALL:
+        return ALL
+    if isinstance(pattern, str):
+        if not pattern:
+            raise ValueError(f"{field}: expected a tool name, a compiled regex or ALL; got {pattern!r}")
+        return str(pattern)
+    if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
+        return pattern
+    raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {pattern!r}")
+
+
+def normalize_argument_pattern(
+    pattern: object, field: str = "argument_pattern"
+) -> StoredArgumentPattern:
+    """Check an argument pattern given by a caller and return it as stored (``ALL`` becomes ``None``)."""
+    if pattern is None or pattern is ALL:
+        return None
+    if isinstance(pattern, str):
+        return str(pattern)
+    if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
+        return pattern
+    raise TypeError(f"{field}: expected a string, a compiled str regex, ALL or None; got {pattern!r}")
+
+
+def tool_pattern_matches(pattern: ToolPattern, tool_name: str) -> bool:
+    """Whether a tool pattern matches a tool name (a regex is searched, not anchored)."""
+    if isinstance(pattern, str):
+        return pattern == tool_name
+    if pattern is ALL:
+        return True
+    return pattern.search(tool_name) is not None
+
+
+def argument_pattern_matches(pattern: StoredArgumentPattern, serialized: str) -> bool:
+    """Whether a stored argument pattern matches already serialized arguments."""
+    if pattern is None:
+        return True
+    if isinstance(pattern, str):
+        return pattern in serialized
+    return pattern.search(serialized) is not None
+
+
+def is_unrestricted(pattern: StoredArgumentPattern) -> bool:
+    """Whether an argument pattern matches every input: none at all, ``""``, or a regex matching ``""``."""
+    if pattern is None:
+        return True
+    if isinstance(pattern, str):
+        return not pattern
+    return pattern.search("") is not None
+
+
+# Ruby's regex options as snapshot letters. Ruby's ``m`` ("dot matches newline") is Python's DOTALL.
+_FLAG_LETTERS: Final = ((re.IGNORECASE, "i"), (re.DOTALL, "m"), (re.VERBOSE, "x"))
+_LETTER_FLAGS: Final = {letter: flag for flag, letter in _FLAG_LETTERS}
+_SNAPSHOTTABLE: Final = re.IGNORECASE | re.DOTALL | re.VERBOSE
+
+
+def _explicit_flags(pattern: re.Pattern[str]) -> int:
+    """The flags passed to ``re.compile``, not those the source sets inline or implies (UNICODE)."""
+    try:
+        implied = re.compile(pattern.pattern).flags
+    except re.error:  # e.g. a VERBOSE source that only compiles with VERBOSE
+        implied = re.UNICODE
+    return pattern.flags & ~implied
+
+
+def regex_flag_letters(pattern: re.Pattern[str]) -> str | None:
+    """The snapshot letters of a regex's flags, or ``None`` when a flag has no letter."""
+    flags = _explicit_flags(pattern)
+    if flags & ~_SNAPSHOTTABLE:
+        return None
+    return "".join(letter for flag, letter in _FLAG_LETTERS if flags & flag)
+
+
+def encode_pattern(pattern: ToolPattern | StoredArgumentPattern) -> dict[str, object]:
+    """A pattern in snapshot form.
+
+    Raises:
+        ValueError: a regex with a flag other than IGNORECASE, DOTALL and VERBOSE (passed to
+            ``re.compile``; flags written inline in the source are kept by the source itself).
+    """
+    if pattern is ALL or pattern is None:
+        return {"type": "all"}
+    if isinstance(pattern, str):
+        return {"type": "string", "value": pattern}
+    letters = regex_flag_letters(pattern)
+    if letters is None:
+        raise ValueError(
+            f"regex {pattern.pattern!r}: only the flags IGNORECASE, DOTALL and VERBOSE can be "
+            f"snapshotted; got {re.RegexFlag(_explicit_flags(pattern))!r}"
+        )
+    return {"type": "regexp", "source": pattern.pattern, "flags": letters}
+
+
+def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[AllType.ALL]:
+    """A pattern from its snapshot form (also the gem's ``{"type": "symbol"}``); strict."""
+    if not isinstance(data, Mapping):
+        fail(path, "a pattern object", data)
+    kind = data.get("type")
+    if kind in ("string", "symbol"):
+        read_mapping(data, path, required=("type", "value"))
+        return read_str(data["value"], child(path, "value"))
+    if kind == "all":
+        read_mapping(data, path, required=("type",))
+        return ALL
+    if kind == "regexp":
+        read_mapping(data, path, required=("type", "source", "flags"))
+        source = read_str(data["source"], child(path, "source"))
+        letters = data["flags"]
+        flags_path = child(path, "flags")
+        if not isinstance(letters, str) or len(set(letters)) != len(letters):
+            fail(flags_path, "a string of i, m, x, each at most once", letters)
+        flags = 0
+        for letter in letters:
+            if letter not in _LETTER_FLAGS:
+                fail(flags_path, "a string of i, m, x, each at most once", letters)
+            flags |= _LETTER_FLAGS[letter]
+        try:
+            return re.compile(source, flags)
+        except (re.error, OverflowError, RecursionError, ValueError) as error:
+            fail(child(path, "source"), f"a regex that compiles ({error})", source)
+    fail(child(path, "type"), "one of 'string', 'symbol', 'all', 'regexp'", kind)
