@@ -6,11 +6,14 @@ policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 
 from ._errors import InvalidSnapshotError, PermissionsError
 from ._patterns import ALL
+from ._queue import Action, ApprovalQueue
 from ._tool_call import ToolCall
 from ._version import __version__
 
 __all__ = [
     "ALL",
+    "Action",
+    "ApprovalQueue",
     "InvalidSnapshotError",
     "PermissionsError",
     "ToolCall",
