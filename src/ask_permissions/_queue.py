@@ -136,8 +136,17 @@ def _aware(moment: object, field: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-def _json_copy(value: object, where: str) -> object:
-    """A copy of ``value`` made of dict/list/str/int/float/bool/None only; ``ValueError`` otherwise."""
+class _NotJSON(ValueError):
+    """A value that JSON cannot hold as is, at ``path``."""
+
+    def __init__(self, path: str, expected: str, value: object) -> None:
+        super().__init__(f"{path}: expected {expected}; got {value!r}")
+        self.path = path
+        self.value = value
+
+
+def _json_copy(value: object, path: str) -> object:
+    """A copy of ``value`` made of dict/list/str/int/float/bool/None only (``_NotJSON`` otherwise)."""
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -146,28 +155,26 @@ def _json_copy(value: object, where: str) -> object:
         return int(value)
     if isinstance(value, float):
         if not math.isfinite(value):
-            raise ValueError(f"{where}: expected a finite number; got {value!r}")
+            raise _NotJSON(path, "a finite number", value)
         return float(value)
     if isinstance(value, Mapping):
         copied: dict[str, object] = {}
         for key, item in value.items():
             if not isinstance(key, str):
-                raise ValueError(f"{where}: expected string keys; got {key!r}")
-            copied[str(key)] = _json_copy(item, f"{where}[{key!r}]")
+                raise _NotJSON(path, "string keys", key)
+            copied[str(key)] = _json_copy(item, child(path, key))
         return copied
     if isinstance(value, list | tuple):
-        return [_json_copy(item, f"{where}[{index}]") for index, item in enumerate(value)]
-    raise ValueError(
-        f"{where}: expected a JSON value (dict, list, str, int, float, bool, None); got {value!r}"
-    )
+        return [_json_copy(item, child(path, index)) for index, item in enumerate(value)]
+    raise _NotJSON(path, "a JSON value (dict, list, str, int, float, bool or None)", value)
 
 
 def _read_json(value: object, path: str) -> object:
     """A JSON-safe copy of snapshot data, or ``InvalidSnapshotError`` naming the path."""
     try:
         return _json_copy(value, path)
-    except ValueError as error:
-        raise InvalidSnapshotError(str(error), path=path, value=value) from None
+    except _NotJSON as error:
+        raise InvalidSnapshotError(str(error), path=error.path, value=error.value) from None
     except RecursionError:
         fail(path, "JSON nested less deeply", value)
 
@@ -235,6 +242,25 @@ def _read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[
             fail(child(path, "id"), "an id not used by an earlier entry", action.id)
         actions[action.id] = action
     return next_id, [actions[action_id] for action_id in sorted(actions)]
+
+
+def _snapshot_entry(action: Action) -> dict[str, Any]:
+    """One ``pending_actions`` entry; ``_NotJSON`` when a restore could not read it back."""
+    where = f"action {action.id} "
+    if not isinstance(action.args, Mapping):
+        raise _NotJSON(where + "args", "a mapping", action.args)
+    call_id = action.tool_call_id
+    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
+        raise _NotJSON(where + "tool_call_id", "a string, an integer or None", call_id)
+    return {
+        "id": action.id,
+        "tool_call_id": _json_copy(call_id, where + "tool_call_id"),
+        "tool_name": action.tool_name,
+        "args": _json_copy(action.args, where + "args"),
+        "auto_approvable": action.auto_approvable,
+        "message": action.message,
+        "submitted_at": action.submitted_at.isoformat(),
+    }
 
 
 def _wake(
@@ -562,28 +588,10 @@ class ApprovalQueue:
         with self._changed:
             last_id = self._last_id
             pending = self._pending()
-        entries: list[dict[str, Any]] = []
-        for action in pending:
-            where = f"action {action.id}"
-            if not isinstance(action.args, Mapping):
-                raise ValueError(f"{where} args: expected a mapping to snapshot; got {action.args!r}")
-            call_id = action.tool_call_id
-            if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
-                raise ValueError(
-                    f"{where} tool_call_id: expected a string, an integer or None to snapshot; "
-                    f"got {call_id!r}"
-                )
-            entries.append(
-                {
-                    "id": action.id,
-                    "tool_call_id": call_id if call_id is None else _json_copy(call_id, where),
-                    "tool_name": action.tool_name,
-                    "args": _json_copy(action.args, f"{where} args"),
-                    "auto_approvable": action.auto_approvable,
-                    "message": action.message,
-                    "submitted_at": action.submitted_at.isoformat(),
-                }
-            )
+        try:
+            entries = [_snapshot_entry(action) for action in pending]
+        except _NotJSON as error:
+            raise ValueError(f"{error} (args must be JSON-safe to be snapshotted)") from None
         return {"version": SNAPSHOT_VERSION, "next_id": last_id, "pending_actions": entries}
 
     def restore_pending(self, snapshot: object) -> int:
