@@ -5,12 +5,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import enum
+import functools
 import json
 import threading
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any
+from typing import Any, ParamSpec
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -20,8 +21,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
 from tests.strategies import queue_snapshots, snapshot_like
 
+P = ParamSpec("P")
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 JOIN = 10.0  # seconds: a thread still alive after this is a deadlock, and fails the test
+WOKEN = 2.0  # seconds: a waiter must wake well within this after the resolution (no reliance on timeouts)
 
 
 class Boom(Exception):
@@ -45,14 +48,44 @@ class FakeClock:
         self.now += timedelta(**delta)
 
 
+def assert_unlocked(queue: ApprovalQueue) -> None:
+    """Fail (rather than hang) if a callback runs while the queue's lock is held."""
+    if not queue._changed.acquire(timeout=JOIN):
+        pytest.fail("callback called while the queue's lock is held")
+    queue._changed.release()
+
+
+def bounded(test: Callable[P, None]) -> Callable[P, None]:
+    """Run a test in a thread joined with a timeout, so a deadlock fails it instead of hanging."""
+
+    @functools.wraps(test)
+    def run(*args: P.args, **kwargs: P.kwargs) -> None:
+        errors: list[BaseException] = []
+
+        def target() -> None:
+            try:
+                test(*args, **kwargs)
+            except BaseException as error:
+                errors.append(error)
+
+        join(start(target))
+        if errors:
+            raise errors[0]
+
+    return run
+
+
 class Recorder:
     """Callbacks that record (event, id, status, scope, feedback), and can be told to raise."""
 
     def __init__(self) -> None:
         self.events: list[tuple[str, int, str, str | None, str | None]] = []
         self.raise_on: dict[tuple[str, int], BaseException] = {}
+        self.queues: list[ApprovalQueue] = []
 
     def _record(self, event: str, action: Action) -> None:
+        for queue in self.queues:
+            assert_unlocked(queue)
         self.events.append((event, action.id, action.status, action.resolution_scope, action.feedback))
         error = self.raise_on.get((event, action.id))
         if error is not None:
@@ -68,9 +101,11 @@ class Recorder:
         self._record("reject", action)
 
     def queue(self, **kwargs: Any) -> ApprovalQueue:
-        return ApprovalQueue(
+        queue = ApprovalQueue(
             on_submit=self.on_submit, on_approve=self.on_approve, on_reject=self.on_reject, **kwargs
         )
+        self.queues.append(queue)
+        return queue
 
     def ids(self, event: str) -> list[int]:
         return [action_id for name, action_id, *_ in self.events if name == event]
@@ -325,12 +360,14 @@ class TestDrain:
         assert queue.drain() is queue
         assert queue.pending_actions == []
 
+    @bounded
     def test_an_applying_action_is_not_waited_for(self) -> None:
         """While the head is applying, the drain approves the eligible item behind it (as in the gem)."""
         queue = ApprovalQueue(auto_approve={"read": True})
         seen: list[str] = []
 
         def on_approve(action: Action) -> None:
+            assert_unlocked(queue)
             if action.id == 1:
                 submit(queue, "read", auto=True)
                 seen.append(queue[2].status)  # type: ignore[union-attr]
@@ -493,6 +530,7 @@ class TestCallbackFailures:
 class TestReentrancy:
     """Callbacks may call back into the queue without deadlock."""
 
+    @bounded
     def test_submit_from_on_approve_during_drain(self) -> None:
         """An auto-approval that submits more eligible work gets it approved before submit returns."""
         recorder = Recorder()
@@ -509,6 +547,7 @@ class TestReentrancy:
         assert recorder.ids("approve") == [1, 2, 3]
         assert recorder.ids("submit") == [1, 2, 3]
 
+    @bounded
     def test_approve_from_on_submit(self) -> None:
         """on_submit may approve the action it is told about."""
         recorder = Recorder()
@@ -526,6 +565,7 @@ class TestReentrancy:
             ("approve", 1, "applying", "session", None),
         ]
 
+    @bounded
     def test_submit_and_drain_from_on_submit(self) -> None:
         """on_submit may submit and drain; the eligible head still waits for its own on_submit."""
         recorder = Recorder()
@@ -546,12 +586,14 @@ class TestReentrancy:
             ("approve", 1, "applying", "once", None)
         )
 
+    @bounded
     def test_reading_inside_callbacks(self) -> None:
         """Callbacks can read the queue; the applying action is neither pending nor resolved."""
         queue = ApprovalQueue()
         seen: list[object] = []
 
         def on_approve(action: Action) -> None:
+            assert_unlocked(queue)
             seen.extend([queue.is_pending(action.id), queue.any_pending(), queue[action.id], repr(queue)])
 
         queue.on_approve = on_approve
@@ -963,9 +1005,10 @@ class TestWait:
         submit(queue, "bash")
         submit(queue, "read", auto=True)
         target = 1 if how != "auto" else 2
-        results: list[Action | None] = []
-        waiter = start(lambda: results.append(queue.wait(target, timeout=JOIN)))
+        results: list[tuple[Action | None, float]] = []
+        waiter = start(lambda: results.append((queue.wait(target, timeout=JOIN), time.monotonic())))
         time.sleep(0.02)
+        resolved_at = time.monotonic()
         if how == "approve":
             start(lambda: queue.approve(1)).join(JOIN)
         elif how == "reject":
@@ -975,8 +1018,10 @@ class TestWait:
             start(queue.drain).join(JOIN)
         join(waiter)
         expected = {"approve": "approved", "reject": "rejected", "auto": "approved"}[how]
-        assert results[0] is not None
-        assert results[0].status == expected
+        [(action, woke_at)] = results
+        assert action is not None
+        assert action.status == expected
+        assert woke_at - resolved_at < WOKEN
 
     def test_times_out(self) -> None:
         """A still-pending action raises TimeoutError after about timeout seconds."""
@@ -1015,8 +1060,10 @@ class TestWait:
         results: list[str] = []
         waiters = [start(lambda: results.append(queue.wait(1, timeout=JOIN).status)) for _ in range(8)]  # type: ignore[union-attr]
         time.sleep(0.02)
+        resolved_at = time.monotonic()
         queue.approve(1)
         join(*waiters)
+        assert time.monotonic() - resolved_at < WOKEN
         assert results == ["approved"] * 8
 
     @pytest.mark.parametrize(
@@ -1341,6 +1388,37 @@ class TestThreads:
         assert [e for e in events if e[0] == "approve"] == [("approve", 1), ("approve", 2)]
         assert events.index(("submitted", 1)) < events.index(("approve", 1))
 
+    def test_a_running_drain_stops_at_a_head_in_on_submit(self) -> None:
+        """A drain already running does not approve an eligible head whose on_submit has not returned."""
+        in_approve, release_approve = threading.Event(), threading.Event()
+        in_submit, release_submit = threading.Event(), threading.Event()
+        events: list[tuple[str, int]] = []
+        queue = ApprovalQueue(auto_approve={"read": True})
+
+        def on_submit(action: Action) -> None:
+            if action.id == 2:
+                in_submit.set()
+                assert release_submit.wait(JOIN)
+            events.append(("submitted", action.id))
+
+        def on_approve(action: Action) -> None:
+            if action.id == 1:
+                in_approve.set()
+                assert release_approve.wait(JOIN)
+            events.append(("approve", action.id))
+
+        queue.on_submit, queue.on_approve = on_submit, on_approve
+        first = start(lambda: submit(queue, "read", auto=True))  # owns the drain, stuck in on_approve(1)
+        assert in_approve.wait(JOIN)
+        second = start(lambda: submit(queue, "read", auto=True))  # stuck in on_submit(2)
+        assert in_submit.wait(JOIN)
+        release_approve.set()
+        first.join(0.05)
+        assert ("approve", 2) not in events
+        release_submit.set()
+        join(first, second)
+        assert events == [("submitted", 1), ("approve", 1), ("submitted", 2), ("approve", 2)]
+
     def test_a_manual_head_in_on_submit_does_not_block(self) -> None:
         """A manual head still in on_submit stops the drain at once: other submits return."""
         release = threading.Event()
@@ -1418,12 +1496,14 @@ class QueueMachine(RuleBasedStateMachine):
     # callbacks ---------------------------------------------------------------------------------------
 
     def on_submit(self, action: Action) -> None:
+        assert_unlocked(self.queue)
         assert action.status == "pending"
         if self.fail_next_submit:
             self.fail_next_submit = False
             raise Boom
 
     def on_approve(self, action: Action) -> None:
+        assert_unlocked(self.queue)
         assert action.status == "applying"
         if self.draining:
             # The drain never overtakes: nothing before an auto-approved action is still pending.
@@ -1432,6 +1512,7 @@ class QueueMachine(RuleBasedStateMachine):
             raise Boom
 
     def on_reject(self, action: Action) -> None:
+        assert_unlocked(self.queue)
         assert action.status == "applying"
         if action.id in self.failing:
             raise Boom
