@@ -8,7 +8,7 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias, TypeGuard, final
@@ -653,12 +653,7 @@ class ApprovalQueue:
         self, action: Action, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
     ) -> Action:
         """Locked: mark a pending action applying."""
-        applying = replace(
-            action,
-            status="applying",
-            resolution_scope=scope if approve else None,
-            feedback=None if approve else feedback,
-        )
+        applying = _evolve(action, "applying", scope if approve else None, None if approve else feedback)
         self._actions[action.id] = applying
         self._applying.add(action.id)
         return applying
@@ -672,16 +667,19 @@ class ApprovalQueue:
         except BaseException:
             with self._changed:
                 try:
-                    self._actions[action_id] = replace(
-                        applying, status="pending", resolution_scope=None, feedback=None
-                    )
+                    self._actions[action_id] = _evolve(applying, "pending", None, None)
                     self._applying.discard(action_id)
                 finally:
                     self._changed.notify_all()
             raise
         with self._changed:
             try:
-                resolved = replace(applying, status="approved" if approve else "rejected")
+                resolved = _evolve(
+                    applying,
+                    "approved" if approve else "rejected",
+                    applying.resolution_scope,
+                    applying.feedback,
+                )
                 self._actions[action_id] = resolved
                 self._applying.discard(action_id)
                 del self._unresolved[action_id]
@@ -723,47 +721,73 @@ class ApprovalQueue:
         with self._changed:
             self._requested += 1
             ticket = self._requested
-            if self._drain_owner == me:
+            if self._drain_owner == me or not self._take_drain(ticket, me):
                 return
-        while True:
+        while self._drain_pass(me):
             with self._changed:
-                while True:
-                    if self._completed >= ticket:
-                        return
-                    if self._drain_owner is None:
-                        blocker = self._blocker()
-                        if blocker is None:
-                            break
-                        if blocker == me:
-                            # Inside our own on_submit for the head: that submit drains once it returns.
-                            return
-                    self._changed.wait()
-                self._drain_owner = me
-            try:
-                while True:
-                    with self._changed:
-                        head = self._head()
-                        if head is None or not self._eligible(head):
-                            # The head is not eligible at this instant, so every request recorded so far
-                            # is satisfied; a request recorded later waits for the next owner.
-                            self._completed = self._requested
-                            self._drain_owner = None
-                            self._changed.notify_all()
-                            return
-                        if head.id in self._submitting:
-                            # Its on_submit is still running: hand over and wait for it.
-                            self._drain_owner = None
-                            self._changed.notify_all()
-                            break
-                        applying = self._claim(head, approve=True, scope="once", feedback=None)
-                        callback = self.on_approve
-                    self._apply(applying, callback, approve=True)
-            except BaseException:
+                if not self._take_drain(ticket, me):
+                    return
+
+    def _take_drain(self, ticket: int, me: int) -> bool:
+        """Locked: wait until this thread owns the drain (True) or need not drain at all (False)."""
+        while True:
+            if self._completed >= ticket:
+                return False
+            if self._drain_owner is None:
+                blocker = self._blocker()
+                if blocker is None:
+                    self._drain_owner = me
+                    return True
+                if blocker == me:
+                    # Inside our own on_submit for the head: that submit drains once it returns.
+                    return False
+            self._changed.wait()
+
+    def _drain_pass(self, me: int) -> bool:
+        """As the drain's owner, approve eligible heads; False when done, True when handed over."""
+        try:
+            while True:
                 with self._changed:
-                    if self._drain_owner == me:
+                    head = self._head()
+                    if head is None or not self._eligible(head):
+                        # The head is not eligible at this instant, so every request recorded so far is
+                        # satisfied; a request recorded later waits for the next owner.
+                        self._completed = self._requested
                         self._drain_owner = None
-                    self._changed.notify_all()
-                raise
+                        self._changed.notify_all()
+                        return False
+                    if head.id in self._submitting:
+                        # Its on_submit is still running: hand over, and wait for it with the others.
+                        self._drain_owner = None
+                        self._changed.notify_all()
+                        return True
+                    applying = self._claim(head, approve=True, scope="once", feedback=None)
+                    callback = self.on_approve
+                self._apply(applying, callback, approve=True)
+        except BaseException:
+            with self._changed:
+                if self._drain_owner == me:
+                    self._drain_owner = None
+                self._changed.notify_all()
+            raise
+
+
+def _evolve(
+    action: Action, status: ActionStatus, scope: ResolutionScope | None, feedback: str | None
+) -> Action:
+    """``dataclasses.replace`` for the fields a resolution changes, without its per-call overhead."""
+    return Action(
+        action.id,
+        action.tool_call_id,
+        action.tool_name,
+        action.args,
+        action.auto_approvable,
+        status,
+        action.submitted_at,
+        action.message,
+        scope,
+        feedback,
+    )
 
 
 def _sorted_ids(values: Iterable[object]) -> list[int]:
