@@ -427,7 +427,7 @@ class ApprovalQueue:
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message: expected a string or None; got {message!r}")
         submitted_at = self._now()
-        me = threading.get_ident()
+        on_submit = self.on_submit
         with self._changed:
             self._last_id += 1
             action = Action(
@@ -442,15 +442,15 @@ class ApprovalQueue:
             )
             self._actions[action.id] = action
             self._unresolved[action.id] = None
-            self._submitting[action.id] = me
-        try:
-            on_submit = self.on_submit
             if on_submit is not None:
+                self._submitting[action.id] = threading.get_ident()
+        if on_submit is not None:
+            try:
                 on_submit(action)
-        finally:
-            with self._changed:
-                del self._submitting[action.id]
-                self._changed.notify_all()
+            finally:
+                with self._changed:
+                    del self._submitting[action.id]
+                    self._changed.notify_all()
         self._drain()
         return action.id
 
