@@ -1252,15 +1252,25 @@ class TestThreads:
     PER_THREAD = 150
 
     def test_concurrent_eligible_submits_never_lose_a_wakeup(self) -> None:
-        """With only eligible items, every submit returns with its own action already approved."""
+        """With only eligible items, every submit returns with its own action already approved.
+
+        Callbacks yield to other threads, and some approvals submit more work from inside the drain.
+        """
         approvals: list[int] = []
+        nested: list[int] = []
         queue = ApprovalQueue(auto_approve={"read": True})
+
+        def on_submit(action: Action) -> None:
+            if action.id % 2:
+                time.sleep(0)  # let other threads submit while this head is in on_submit
 
         def on_approve(action: Action) -> None:
             approvals.append(action.id)
             time.sleep(0)  # give other threads a chance to submit mid-drain
+            if action.id % 40 == 0:
+                nested.append(submit(queue, "read", auto=True))
 
-        queue.on_approve = on_approve
+        queue.on_submit, queue.on_approve = on_submit, on_approve
         late: list[tuple[int, str]] = []
         ids: list[int] = []
 
@@ -1273,9 +1283,9 @@ class TestThreads:
                     late.append((action_id, status))
 
         join(*[start(worker) for _ in range(self.THREADS)])
-        total = self.THREADS * self.PER_THREAD
+        total = self.THREADS * self.PER_THREAD + len(nested)
         assert late == []
-        assert sorted(ids) == list(range(1, total + 1))
+        assert sorted(ids + nested) == list(range(1, total + 1))
         assert approvals == list(range(1, total + 1))  # one at a time, in id order
         assert not queue.any_pending()
 
