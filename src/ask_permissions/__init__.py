@@ -6,13 +6,20 @@ policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 
 from ._errors import InvalidSnapshotError, PermissionsError
 from ._patterns import ALL
+from ._rule_set import PermissionRuleSet
+from ._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
 from ._tool_call import ToolCall
 from ._version import __version__
 
 __all__ = [
     "ALL",
+    "DANGEROUS_TOOLS",
     "InvalidSnapshotError",
+    "PermissionRuleSet",
+    "PermissionRules",
     "PermissionsError",
+    "Rule",
+    "RuleMatch",
     "ToolCall",
     "__version__",
 ]

@@ -90,9 +90,7 @@ def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> Tool
     raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {pattern!r}")
 
 
-def normalize_argument_pattern(
-    pattern: object, field: str = "argument_pattern"
-) -> StoredArgumentPattern:
+def normalize_argument_pattern(pattern: object, field: str = "argument_pattern") -> StoredArgumentPattern:
     """Check an argument pattern given by a caller and return it as stored (``ALL`` becomes ``None``)."""
     if pattern is None or pattern is ALL:
         return None
