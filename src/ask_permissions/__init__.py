@@ -5,14 +5,26 @@ policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
 from ._errors import InvalidSnapshotError, PermissionsError
+from ._gate import Approval, Permissions
+from ._grants import SessionPermissionGrants
 from ._patterns import ALL
+from ._plan_mode import PlanModePolicy
+from ._results import BlockResult, HookResult, PendingResult, ProceedResult
 from ._tool_call import ToolCall
 from ._version import __version__
 
 __all__ = [
     "ALL",
+    "Approval",
+    "BlockResult",
+    "HookResult",
     "InvalidSnapshotError",
+    "PendingResult",
+    "Permissions",
     "PermissionsError",
+    "PlanModePolicy",
+    "ProceedResult",
+    "SessionPermissionGrants",
     "ToolCall",
     "__version__",
 ]
