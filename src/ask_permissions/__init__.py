@@ -25,6 +25,7 @@ __all__ = [
     "PendingResult",
     "PermissionRuleSet",
     "PermissionRules",
+    "Permissions",
     "PermissionsError",
     "PlanModePolicy",
     "ProceedResult",

@@ -11,7 +11,7 @@ from ._clock import utc_now
 from ._decision import DecisionLayer, DecisionRecord, MatchedRule
 from ._digest import args_digest
 from ._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
-from ._results import BlockResult, HookResult, PendingResult, ProceedResult
+from ._results import BlockResult, HookResult, block, pending, proceed
 from ._rule_set import PermissionRuleSet
 from ._rules import RuleMatch
 from ._tool_call import read_tool_call
@@ -142,8 +142,6 @@ _SUBMIT_ELEVATED_RISK: Final = _Opinion("elevated_risk", "submit")
 _SUBMIT_APPROVAL_REQUIRED: Final = _Opinion("approval_required", "submit")
 _SUBMIT_AUTO_APPROVABLE: Final = _Opinion("approval_required", "submit", auto_approvable=True)
 _PROCEED_DEFAULT: Final = _Opinion("default", "proceed")
-
-_PROCEED: Final[ProceedResult] = {"action": "proceed"}
 
 
 def _require_approval_patterns(require_approval: object) -> tuple[ToolPattern, ...]:
@@ -331,7 +329,7 @@ class ApprovalPolicy:
         auto_approvable = False
         result: HookResult
         if verdict == "proceed":
-            result = _PROCEED.copy()
+            result = proceed()
         elif verdict == "block" or not self._may_submit(call, opinion):
             result = self._block_result(call, opinion)
         else:
@@ -343,7 +341,7 @@ class ApprovalPolicy:
                 auto_approvable=auto_approvable,
                 message=f'Calling "{call.name}" requires approval',
             )
-            result = PendingResult(action="pending", action_id=action_id, reason=_pending_reason(call.name))
+            result = pending(action_id, _pending_reason(call.name))
         if self._on_decision is not None:
             self._on_decision(self._record(call, opinion, result, action_id, auto_approvable))
         return result
@@ -358,12 +356,12 @@ class ApprovalPolicy:
         result: HookResult
         auto_approvable = False
         if opinion.verdict == "proceed":
-            result = _PROCEED.copy()
+            result = proceed()
         elif opinion.verdict == "block" or not self._may_submit(call, opinion):
             result = self._block_result(call, opinion)
         else:
             auto_approvable = opinion.auto_approvable
-            result = PendingResult(action="pending", action_id=0, reason=_pending_reason(call.name))
+            result = pending(0, _pending_reason(call.name))  # a dry run has no id
         return self._record(call, opinion, result, None, auto_approvable)
 
     def lookup(self, action_id: int) -> Action | None:
@@ -401,11 +399,8 @@ class ApprovalPolicy:
 
     def _block_result(self, call: _Call, opinion: _Opinion) -> BlockResult:
         if opinion.verdict == "block" and opinion.reason is not None:
-            return BlockResult(action="block", reason=opinion.reason)
-        return BlockResult(
-            action="block",
-            reason=f"Tool '{call.name}' requires approval, and no one can approve it in this session",
-        )
+            return block(opinion.reason)
+        return block(f"Tool '{call.name}' requires approval, and no one can approve it in this session")
 
     def _record(
         self,
