@@ -224,7 +224,7 @@ class ApprovalPolicy:
         on_decision: Callable[[DecisionRecord], object] | None = None,
         interactive: bool = True,
     ) -> None:
-        if queue is None or not callable(getattr(queue, "submit", None)):
+        if not callable(getattr(queue, "submit", None)):
             raise TypeError(f"queue: expected an ApprovalQueue; got {queue!r}")
         if mode is not None and mode not in MODES:
             raise ValueError(f"Unknown permission mode: {mode!r}")
