@@ -44,6 +44,7 @@ from ._common import (
     ProjectGrantHook,
     apply_scope,
     find_queued,
+    pending_reason,
     permission_request,
     rejection_text,
 )
@@ -103,8 +104,9 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
         known = _action_id(ctx.tool_call_metadata)
         action = find_queued(self.policy, ctx.tool_call_id, name, args, known)
         if action is None:
-            # The queue knows nothing of this call (approved by hand, or with edited arguments): ask the
-            # policy afresh, so deny rules still hold; a call it queues counts as approved by the host.
+            # No pending action stands for this call (approved by hand without the request's metadata,
+            # with edited arguments, or after a restart that lost the queue): ask the policy afresh, so
+            # deny rules still hold; a call it queues now counts as approved by the host.
             result = self.policy.before_tool_call(ToolCall(name, args, ctx.tool_call_id))
             if result["action"] == "proceed":
                 return None
@@ -125,7 +127,7 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
             return None
         if action.is_rejected:
             return rejection_text(action)
-        return f"Tool '{action.tool_name}' requires approval"
+        return pending_reason(action.tool_name)
 
 
 def permission_requests(requests: DeferredToolRequests) -> list[PermissionRequest]:
