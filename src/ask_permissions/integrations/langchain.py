@@ -21,10 +21,16 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, final
 
-from langchain.agents.middleware import AgentMiddleware, AgentState
-from langchain.tools.tool_node import ToolCallRequest
-from langchain_core.messages import ToolMessage
-from langgraph.types import Command, interrupt
+try:
+    from langchain.agents.middleware import AgentMiddleware, AgentState
+    from langchain.tools.tool_node import ToolCallRequest
+    from langchain_core.messages import ToolMessage
+    from langgraph.types import Command, interrupt
+except ImportError as error:
+    raise ImportError(
+        "ask_permissions.integrations.langchain needs LangChain v1 and LangGraph: "
+        "pip install 'ask-permissions[langchain]'"
+    ) from error
 
 from ask_permissions._tool_call import ToolCall
 

@@ -25,17 +25,23 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, final
 
-from pydantic_ai import (
-    ApprovalRequired,
-    DeferredToolRequests,
-    DeferredToolResults,
-    RunContext,
-    ToolApproved,
-    ToolDenied,
-    ToolFailed,
-)
-from pydantic_ai.tools import AgentDepsT
-from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
+try:
+    from pydantic_ai import (
+        ApprovalRequired,
+        DeferredToolRequests,
+        DeferredToolResults,
+        RunContext,
+        ToolApproved,
+        ToolDenied,
+        ToolFailed,
+    )
+    from pydantic_ai.tools import AgentDepsT
+    from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
+except ImportError as error:
+    raise ImportError(
+        "ask_permissions.integrations.pydantic_ai needs pydantic-ai 2.16 or later: "
+        "pip install 'ask-permissions[pydantic-ai]'"
+    ) from error
 
 from ask_permissions._tool_call import ToolCall
 
