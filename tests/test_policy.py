@@ -856,9 +856,9 @@ def _policy_from(config: dict[str, Any], records: list[DecisionRecord]) -> Appro
 
 def _reference(config: dict[str, Any], name: str, arguments: Any) -> tuple[str, str, bool]:
     """The nine layers as seed 000 words them: (outcome before queueing, layer, auto_approvable)."""
-    decision = PermissionRules(
-        lambda rules: [rules.add(*rule) for rule in config["rules"]]
-    ).classify(name, arguments)
+    decision = PermissionRules(lambda rules: [rules.add(*rule) for rule in config["rules"]]).classify(
+        name, arguments
+    )
     tool = config["tools"].get(name, {})
     scope = tool.get("side_effect_scope", "unknown")
     side_effects = scope != "none"
