@@ -6,13 +6,18 @@ actually meet: a rule list of five entries over a thousand possible names would 
 
 from __future__ import annotations
 
+import copy
 import re
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any, TypeAlias
 
 from hypothesis import strategies as st
 
 from ask_permissions import ALL, DANGEROUS_TOOLS
 from ask_permissions._patterns import AllType
+from ask_permissions._snapshot import child
 
 __all__ = [
     "DECISIONS",
@@ -20,9 +25,12 @@ __all__ = [
     "RuleSpec",
     "argument_patterns",
     "arguments",
+    "assert_path_exists",
     "calls",
     "decisions",
     "json_values",
+    "mutate",
+    "quiet_regex_warnings",
     "rule_specs",
     "tool_names",
     "tool_patterns",
@@ -128,3 +136,75 @@ json_values: st.SearchStrategy[Any] = st.recursive(
     max_leaves=20,
 )
 """Arbitrary JSON-like data, biased towards the snapshot formats' own keys and words."""
+
+
+# -- snapshot fuzzing helpers ----------------------------------------------------------------------------
+
+# Keys a snapshot reader may report as missing (required keys of every format).
+_REQUIRED_KEYS = ("version", "rules", "decision", "tool_pattern", "type", "value", "source", "flags")
+
+
+@contextmanager
+def quiet_regex_warnings() -> Iterator[None]:
+    """Silence ``re``'s FutureWarning (a random source such as ``[[`` triggers it): a warning, not an error.
+
+    The test suite turns warnings into errors; outside it, compiling such a source only warns.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
+
+
+def mutate(snapshot: Any, data: st.DataObject) -> Any:
+    """A deep copy of ``snapshot`` with one randomly chosen node replaced, dropped or given a sibling."""
+    snapshot = copy.deepcopy(snapshot)
+    node = snapshot
+    while isinstance(node, dict | list) and node:
+        key: Any = (
+            data.draw(st.sampled_from(sorted(node)))
+            if isinstance(node, dict)
+            else data.draw(st.integers(0, len(node) - 1))
+        )
+        child_node = node[key]
+        if isinstance(child_node, dict | list) and child_node and data.draw(st.booleans()):
+            node = child_node
+            continue
+        action = data.draw(st.sampled_from(("replace", "drop", "add")))
+        if action == "replace":
+            node[key] = data.draw(json_values)
+        elif action == "drop":
+            del node[key]
+        elif isinstance(node, dict):
+            node[data.draw(st.sampled_from(("extra", "value", "flags", "version", "rules")))] = data.draw(
+                json_values
+            )
+        else:
+            node.append(data.draw(json_values))
+        break
+    return snapshot
+
+
+def _paths(node: object, path: str) -> Iterator[tuple[str, object]]:
+    yield path, node
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if isinstance(key, str):
+                yield from _paths(value, child(path, key))
+    elif isinstance(node, list | tuple):
+        for index, value in enumerate(node):
+            yield from _paths(value, child(path, index))
+
+
+def assert_path_exists(snapshot: object, path: str) -> None:
+    """An error path leads to a node of ``snapshot``, or names a required key missing from a mapping."""
+    nodes = dict(_paths(snapshot, ""))
+    if path in nodes:
+        return
+    missing = {
+        child(parent, key)
+        for parent, node in nodes.items()
+        if isinstance(node, Mapping)
+        for key in _REQUIRED_KEYS
+        if key not in node
+    }
+    assert path in missing, f"error path {path!r} is not in the snapshot"
