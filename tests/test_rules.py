@@ -584,7 +584,7 @@ class TestThreads:
             except BaseException as error:  # pragma: no cover - reported below
                 errors.append(error)
 
-        thread = threading.Thread(target=reader)
+        thread = threading.Thread(target=reader, daemon=True)
         thread.start()
         assert ready.wait(JOIN_TIMEOUT)
         for number in range(200):
@@ -625,7 +625,7 @@ class TestThreads:
             except BaseException as error:
                 errors.append(error)
 
-        threads = [threading.Thread(target=reader) for _ in range(2)]
+        threads = [threading.Thread(target=reader, daemon=True) for _ in range(2)]
         for thread in threads:
             thread.start()
         for name in names:
