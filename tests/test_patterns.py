@@ -300,7 +300,8 @@ class TestDecodePattern:
         [
             pytest.param({"type": "string", "value": "bash"}, "bash", id="string"),
             pytest.param({"type": "symbol", "value": "bash"}, "bash", id="gem-symbol"),
-            pytest.param({"type": "symbol", "value": "all"}, "all", id="symbol-all-is-a-name"),
+            pytest.param({"type": "symbol", "value": "all"}, ALL, id="gem-symbol-all-is-the-sentinel"),
+            pytest.param({"type": "string", "value": "all"}, "all", id="string-all-is-a-name"),
             pytest.param({"type": "all"}, ALL, id="all"),
             pytest.param({"type": "regexp", "source": "^a", "flags": ""}, re.compile("^a"), id="regexp"),
             pytest.param(
