@@ -30,6 +30,8 @@ EXIT_PENDING: Final = 3
 EXIT_BLOCK: Final = 4
 """``check``: the call would be blocked."""
 
+_EXIT_BROKEN_PIPE: Final = 141  # what a shell reports for a process SIGPIPE stopped
+
 _EXIT_BY_OUTCOME: Final = {"proceed": EXIT_PROCEED, "pending": EXIT_PENDING, "block": EXIT_BLOCK}
 
 
@@ -79,7 +81,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep the interpreter's final flush quiet.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return EXIT_BAD_INPUT
+        return _EXIT_BROKEN_PIPE
     except OSError as error:
         where = error.filename if error.filename is not None else options.policy
         _error(f"cannot read {where}: {error.strerror or error}")
