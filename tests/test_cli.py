@@ -452,6 +452,9 @@ class TestDemo:
         block = re.search(r"```console\n\$ ask-permissions demo\n(.*?)```", readme, re.DOTALL)
         assert block is not None
         assert block.group(1) == out.getvalue()
+        quick = re.search(r"```console\n(A scripted agent session.*?)\.\.\.\n```", readme, re.DOTALL)
+        assert quick is not None
+        assert out.getvalue().startswith(quick.group(1))
 
     def test_console_script(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """pyproject's console script names a function that exits with main's status."""
