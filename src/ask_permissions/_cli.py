@@ -83,7 +83,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return _EXIT_BROKEN_PIPE
     except OSError as error:
-        where = error.filename if error.filename is not None else options.policy
+        where = error.filename if error.filename is not None else getattr(options, "policy", "a file")
         _error(f"cannot read {where}: {error.strerror or error}")
     except (ValueError, TypeError) as error:  # InvalidSnapshotError is a ValueError
         _error(str(error))
