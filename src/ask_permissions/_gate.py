@@ -14,7 +14,7 @@ from typing import Final, Literal, TypeAlias, final, overload
 
 from ._clock import utc_now
 from ._results import BlockResult, ProceedResult, block, proceed
-from ._tool_call import read_tool_call, require_tool_name
+from ._tool_call import read_tool_call, require_tool_names
 from ._typing import Clock, Mode
 
 __all__ = ["Approval", "ApprovalStatus", "Permissions"]
@@ -140,7 +140,7 @@ class Permissions:
         elif blocked_tools is None:
             blocked = _DEFAULT_TOOLS
         else:
-            blocked = _read_blocked_tools(blocked_tools)
+            blocked = tuple(dict.fromkeys(require_tool_names(blocked_tools, "blocked_tools")))
         self._blocked: Final = blocked
         self._timeout: Final = _read_timeout(timeout)
         if clock is not None and not callable(clock):
@@ -269,20 +269,6 @@ def _read_mode(mode: object) -> Mode | None:
             if mode == known:
                 return known
     raise ValueError(f"Unknown access mode: {mode!r}. Valid: {', '.join(_ACCESS_MODES)}")
-
-
-def _read_blocked_tools(blocked_tools: Iterable[str]) -> tuple[str, ...]:
-    # A bare string is iterable too: "bash" would silently block "b", "a", "s" and "h".
-    if isinstance(blocked_tools, str):
-        raise TypeError(
-            f"blocked_tools: expected an iterable of tool names, not a string; got {blocked_tools!r}"
-        )
-    try:
-        iterator = iter(blocked_tools)
-    except TypeError:
-        raise TypeError(f"blocked_tools: expected an iterable of tool names; got {blocked_tools!r}") from None
-    names = (require_tool_name(name, f"blocked_tools[{index}]") for index, name in enumerate(iterator))
-    return tuple(dict.fromkeys(names))
 
 
 def _read_timeout(timeout: object) -> timedelta | None:

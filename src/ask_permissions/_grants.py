@@ -7,7 +7,7 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from ._snapshot import SNAPSHOT_VERSION, child, read_list, read_mapping, read_str, read_version
-from ._tool_call import require_tool_name
+from ._tool_call import require_tool_name, require_tool_names
 
 __all__ = ["SessionPermissionGrants"]
 
@@ -34,7 +34,7 @@ class SessionPermissionGrants:
 
     def __init__(self, granted_tools: Iterable[str] = ()) -> None:
         self._lock: Final = threading.Lock()
-        self._tools: set[str] = _read_names(granted_tools)
+        self._tools: set[str] = set(require_tool_names(granted_tools, "granted_tools"))
 
     def grant(self, tool_name: str) -> SessionPermissionGrants:
         """Grant ``tool_name`` for the session; granting it again changes nothing. Returns the grants.
@@ -121,17 +121,6 @@ class SessionPermissionGrants:
 
     def __repr__(self) -> str:
         return f"<SessionPermissionGrants {self.granted_tools!r}>"
-
-
-def _read_names(names: Iterable[str]) -> set[str]:
-    # A bare string is iterable too: "bash" would silently grant "b", "a", "s" and "h".
-    if isinstance(names, str):
-        raise TypeError(f"granted_tools: expected an iterable of tool names, not a string; got {names!r}")
-    try:
-        iterator = iter(names)
-    except TypeError:
-        raise TypeError(f"granted_tools: expected an iterable of tool names; got {names!r}") from None
-    return {require_tool_name(name, f"granted_tools[{index}]") for index, name in enumerate(iterator)}
 
 
 def _read_snapshot(snapshot: object, path: str = "") -> set[str]:

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from ._results import BlockResult, ProceedResult, block, proceed
-from ._tool_call import read_tool_call, require_tool_name
+from ._tool_call import read_tool_call, require_tool_name, require_tool_names
 
 __all__ = ["PlanModePolicy"]
 
@@ -39,7 +39,7 @@ class PlanModePolicy:
         exit_tool: str = "exit_plan_mode",
         reason: str = DEFAULT_REASON,
     ) -> None:
-        self._allowed: Final = _read_allowed_tools(allowed_tools)
+        self._allowed: Final = frozenset(require_tool_names(allowed_tools, "allowed_tools"))
         self._exit_tool: Final = require_tool_name(exit_tool, "exit_tool")
         if not isinstance(reason, str):
             raise TypeError(f"reason: expected a non-empty string; got {reason!r}")
@@ -80,18 +80,3 @@ class PlanModePolicy:
 
     def __repr__(self) -> str:
         return f"<PlanModePolicy allowed_tools={sorted(self._allowed)!r} exit_tool={self._exit_tool!r}>"
-
-
-def _read_allowed_tools(allowed_tools: Iterable[str]) -> frozenset[str]:
-    # A bare string is iterable too: "read" would silently allow "r", "e", "a" and "d".
-    if isinstance(allowed_tools, str):
-        raise TypeError(
-            f"allowed_tools: expected an iterable of tool names, not a string; got {allowed_tools!r}"
-        )
-    try:
-        iterator = iter(allowed_tools)
-    except TypeError:
-        raise TypeError(f"allowed_tools: expected an iterable of tool names; got {allowed_tools!r}") from None
-    return frozenset(
-        require_tool_name(name, f"allowed_tools[{index}]") for index, name in enumerate(iterator)
-    )
