@@ -270,6 +270,10 @@ class PermissionRules:
         return self.classify(tool_name, arguments) == "deny"
 
     def _first_match(self, tool_name: str, arguments: object) -> tuple[int, Rule] | None:
+        if not isinstance(tool_name, str):
+            # Checked before the cache lookup: an unhashable name would fail there with a message that
+            # does not name the field.
+            raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
         state = self._state  # one read: the rules and cache of a single version
         candidates = state.candidates.get(tool_name)
         if candidates is None:
@@ -289,8 +293,6 @@ class PermissionRules:
         return None
 
     def _candidates(self, state: _State, tool_name: str) -> _Candidates:
-        if not isinstance(tool_name, str):
-            raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
         candidates = tuple(
             (index, rule) for index, rule in enumerate(state.rules) if rule.tool_matches(tool_name)
         )
