@@ -136,6 +136,10 @@ _SNAPSHOTTABLE: Final = re.IGNORECASE | re.DOTALL | re.VERBOSE
 
 def _explicit_flags(pattern: re.Pattern[str]) -> int:
     """The flags passed to ``re.compile``, not those the source sets inline or implies (UNICODE)."""
+    if not pattern.flags & ~re.UNICODE:
+        # Nothing beyond the implicit UNICODE: no need to recompile the source (which, past re's own
+        # cache of a few hundred patterns, costs tens of microseconds per regex in a large snapshot).
+        return 0
     try:
         implied = re.compile(pattern.pattern).flags
     except re.error:  # e.g. a VERBOSE source that only compiles with VERBOSE
