@@ -129,27 +129,31 @@ def is_unrestricted(pattern: StoredArgumentPattern) -> bool:
 
 
 # Ruby's regex options as snapshot letters. Ruby's ``m`` ("dot matches newline") is Python's DOTALL.
-_FLAG_LETTERS: Final = ((re.IGNORECASE, "i"), (re.DOTALL, "m"), (re.VERBOSE, "x"))
+# Plain ints: arithmetic on re.RegexFlag members runs enum code in Python, slow over a large rule set.
+_FLAG_LETTERS: Final = ((int(re.IGNORECASE), "i"), (int(re.DOTALL), "m"), (int(re.VERBOSE), "x"))
 _LETTER_FLAGS: Final = {letter: flag for flag, letter in _FLAG_LETTERS}
-_SNAPSHOTTABLE: Final = re.IGNORECASE | re.DOTALL | re.VERBOSE
+_SNAPSHOTTABLE: Final = int(re.IGNORECASE | re.DOTALL | re.VERBOSE)
+_UNICODE: Final = int(re.UNICODE)
 
 
 def _explicit_flags(pattern: re.Pattern[str]) -> int:
     """The flags passed to ``re.compile``, not those the source sets inline or implies (UNICODE)."""
-    if not pattern.flags & ~re.UNICODE:
+    if not pattern.flags & ~_UNICODE:
         # Nothing beyond the implicit UNICODE: no need to recompile the source (which, past re's own
         # cache of a few hundred patterns, costs tens of microseconds per regex in a large snapshot).
         return 0
     try:
         implied = re.compile(pattern.pattern).flags
     except re.error:  # e.g. a VERBOSE source that only compiles with VERBOSE
-        implied = re.UNICODE
+        implied = _UNICODE
     return pattern.flags & ~implied
 
 
 def regex_flag_letters(pattern: re.Pattern[str]) -> str | None:
     """The snapshot letters of a regex's flags, or ``None`` when a flag has no letter."""
     flags = _explicit_flags(pattern)
+    if not flags:
+        return ""
     if flags & ~_SNAPSHOTTABLE:
         return None
     return "".join(letter for flag, letter in _FLAG_LETTERS if flags & flag)
