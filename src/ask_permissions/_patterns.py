@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -179,6 +180,21 @@ def encode_pattern(pattern: ToolPattern | StoredArgumentPattern) -> dict[str, ob
     return {"type": "regexp", "source": pattern.pattern, "flags": letters}
 
 
+# Hosts that serve many sessions restore the same rule sets over and over; a rule set can hold more
+# regexes than re's own cache (512), so it would compile every one of them on every restore.
+_COMPILED_CACHE_SIZE: Final = 4096
+
+
+@functools.lru_cache(maxsize=_COMPILED_CACHE_SIZE)
+def _compile_str(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
+
+
+def _compile(source: str, flags: int) -> re.Pattern[str]:
+    # Only plain strings are cached: a str subclass may compare equal to a different source.
+    return _compile_str(source, flags) if type(source) is str else re.compile(source, flags)
+
+
 def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[AllType.ALL]:
     """A pattern from its snapshot form (also the gem's ``{"type": "symbol"}``); strict."""
     if not isinstance(data, Mapping):
@@ -203,7 +219,7 @@ def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[A
                 fail(flags_path, "a string of i, m, x, each at most once", letters)
             flags |= _LETTER_FLAGS[letter]
         try:
-            return re.compile(source, flags)
+            return _compile(source, flags)
         except (re.error, OverflowError, RecursionError, ValueError) as error:
             fail(child(path, "source"), f"a regex that compiles ({error})", source)
     fail(child(path, "type"), "one of 'string', 'symbol', 'all', 'regexp'", kind)
