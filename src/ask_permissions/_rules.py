@@ -132,22 +132,28 @@ def _make_rule(
     return Rule(decision, tool_pattern, argument_pattern, dangerous, effective)
 
 
-_Candidates = tuple[tuple[StoredArgumentPattern, RuleMatch], ...]
-"""The rules whose tool pattern matches one tool name, in declaration order: each rule's argument pattern
-(read in the hot loop without an attribute lookup) and the ``RuleMatch`` that ``explain`` returns for it."""
+_Entry = tuple[StoredArgumentPattern, RuleMatch]
+"""A rule as the hot loop reads it: its argument pattern (no attribute lookup) and the ``RuleMatch`` that
+``explain`` returns for it."""
+
+_Candidates = tuple[_Entry, ...]
+"""The entries of the rules whose tool pattern matches one tool name, in declaration order."""
 
 
 class _State:
     """One version of a ruleset: its rules and the per-tool-name candidate cache built for them.
 
     A registration makes a new state, so a cache entry can never describe another version's rules.
+    Each rule's entry is made once per version, when a name first needs it, and shared by every name's
+    candidates: the cache then holds references, at most ``_CANDIDATE_CACHE_SIZE`` x the rule count.
     """
 
-    __slots__ = ("candidates", "rules")
+    __slots__ = ("candidates", "entries", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
         self.candidates: dict[str, _Candidates] = {}
+        self.entries: list[_Entry | None] = [None] * len(rules)
 
 
 @final
@@ -296,11 +302,17 @@ class PermissionRules:
 
     def _candidates(self, state: _State, tool_name: str) -> _Candidates:
         """Work out, once per name and version, which rules can apply to ``tool_name``; cache that."""
-        candidates = tuple(
-            (rule.argument_pattern, RuleMatch(rule, index, None, rule.effective_decision))
-            for index, rule in enumerate(state.rules)
-            if rule.tool_matches(tool_name)
-        )
+        entries = state.entries
+        found: list[_Entry] = []
+        for index, rule in enumerate(state.rules):
+            if rule.tool_matches(tool_name):
+                entry = entries[index]
+                if entry is None:
+                    # Two threads may both make it: equal values, either one will do.
+                    entry = (rule.argument_pattern, RuleMatch(rule, index, None, rule.effective_decision))
+                    entries[index] = entry
+                found.append(entry)
+        candidates = tuple(found)
         with self._lock:
             cache = state.candidates
             if tool_name not in cache and len(cache) >= _CANDIDATE_CACHE_SIZE:
