@@ -9,6 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ask_permissions import (
     ALL,
@@ -790,3 +792,132 @@ def _observed(rules: PermissionRules) -> tuple[ApprovalPolicy, list[DecisionReco
         queue=ApprovalQueue(), rules=rules, clock=lambda: FIXED_TS, on_decision=records.append
     )
     return policy, records
+
+
+# -- properties: the dry run agrees with the hook, and both agree with a plain reading of seed 000 ---------
+
+
+NAMES = ["bash", "read_file", "fetch", "deploy"]
+
+tool_metadata = st.fixed_dictionaries(
+    {},
+    optional={
+        "approval_required": st.booleans(),
+        "auto_approvable": st.booleans(),
+        "always_ask": st.booleans(),
+        "risk_level": st.sampled_from(["low", "high", "critical"]),
+        "side_effect_scope": st.sampled_from(["none", "workspace", "external", "odd"]),
+    },
+)
+
+configurations = st.fixed_dictionaries(
+    {
+        "rules": st.lists(
+            st.tuples(
+                st.sampled_from(["allow", "ask", "deny"]),
+                st.sampled_from([*NAMES, ALL, re.compile("^(ba|fe)")]),
+                st.sampled_from([None, "rm", "prod", re.compile(r"\d")]),
+            ),
+            max_size=5,
+        ),
+        "tools": st.dictionaries(st.sampled_from(NAMES), tool_metadata, max_size=4),
+        "mode": st.sampled_from([None, "full_access", "ask_before_changes", "read_only"]),
+        "session": st.lists(st.sampled_from(NAMES), max_size=2),
+        "project": st.lists(st.sampled_from(NAMES), max_size=2),
+        "require_approval": st.sampled_from([None, ALL, "deploy", ["bash", re.compile("^f")]]),
+        "auto_approve": st.lists(st.sampled_from(NAMES), max_size=3),
+        "interactive": st.booleans(),
+    }
+)
+
+calls = st.lists(
+    st.tuples(st.sampled_from(NAMES), st.sampled_from([None, {"cmd": "rm -rf"}, {"env": "prod", "n": 3}])),
+    min_size=1,
+    max_size=5,
+)
+
+
+def _policy_from(config: dict[str, Any], records: list[DecisionRecord]) -> ApprovalPolicy:
+    rules = PermissionRules()
+    for decision, tool_pattern, argument_pattern in config["rules"]:
+        rules.add(decision, tool_pattern, argument_pattern)
+    return ApprovalPolicy(
+        queue=ApprovalQueue(auto_approve=dict.fromkeys(config["auto_approve"], True)),
+        rules=rules,
+        tools=config["tools"],
+        mode=config["mode"],
+        session_grants=SessionPermissionGrants(config["session"]),
+        project_grants=ProjectGrants(*config["project"]),
+        require_approval=config["require_approval"],
+        interactive=config["interactive"],
+        on_decision=records.append,
+    )
+
+
+def _reference(config: dict[str, Any], name: str, arguments: Any) -> tuple[str, str, bool]:
+    """The nine layers as seed 000 words them: (outcome before queueing, layer, auto_approvable)."""
+    decision = PermissionRules(lambda rules: [rules.add(*rule) for rule in config["rules"]]).classify(
+        name, arguments
+    )
+    tool = config["tools"].get(name, {})
+    scope = tool.get("side_effect_scope", "unknown")
+    side_effects = scope != "none"
+    mode = config["mode"]
+    required = config["require_approval"]
+    if decision == "deny":
+        return "block", "deny_rule", False
+    if tool.get("always_ask"):
+        return "submit", "always_ask", False
+    if mode == "read_only" and side_effects:
+        return "block", "read_only", False
+    if decision == "allow":
+        return "proceed", "allow_rule", False
+    if name in config["session"]:
+        return "proceed", "session_grant", False
+    if name in config["project"]:
+        return "proceed", "project_grant", False
+    if decision == "ask":
+        return "submit", "ask_rule", False
+    if mode == "full_access":
+        return "proceed", "full_access", False
+    if mode == "ask_before_changes" and side_effects:
+        return "submit", "ask_before_changes", False
+    if tool.get("risk_level") in ("high", "critical"):
+        return "submit", "elevated_risk", False
+    listed = required is ALL or (
+        any(p == name if isinstance(p, str) else p.search(name) for p in required)
+        if isinstance(required, list)
+        else required == name
+    )
+    if tool.get("approval_required") or listed:
+        return "submit", "approval_required", tool.get("auto_approvable") is True
+    return "proceed", "default", False
+
+
+class TestProperties:
+    @settings(max_examples=150, deadline=None)
+    @given(configurations, calls)
+    def test_hook_matches_the_seed_and_the_dry_run(self, config: dict[str, Any], sample: list[Any]) -> None:
+        """before_tool_call follows the nine layers; evaluate agrees with it and changes nothing."""
+        records: list[DecisionRecord] = []
+        policy = _policy_from(config, records)
+        for name, arguments in sample:
+            before = policy.queue.snapshot()
+            dry = policy.evaluate(ToolCall(name, arguments, "tc"))
+            assert policy.queue.snapshot() == before
+            assert records == []
+            result = policy.before_tool_call(ToolCall(name, arguments, "tc"))
+            (record,) = records
+            records.clear()
+            assert (dry.outcome, dry.layer, dry.reason) == (record.outcome, record.layer, record.reason)
+            verdict, layer, auto_approvable = _reference(config, name, arguments)
+            assert record.layer == layer
+            self_approving = auto_approvable and name in config["auto_approve"]
+            if verdict == "submit" and (config["interactive"] or self_approving):
+                assert result["action"] == "pending"
+                assert record.auto_approvable is auto_approvable
+            elif verdict == "submit":
+                assert result["action"] == "block"
+                assert "no one can approve it" in result["reason"]
+            else:
+                assert result["action"] == verdict

@@ -12,6 +12,7 @@ from ._grants import SessionPermissionGrants
 from ._patterns import ALL
 from ._plan_mode import PlanModePolicy
 from ._policy import ApprovalPolicy
+from ._policy_file import load_policy
 from ._queue import Action, ApprovalQueue
 from ._results import BlockResult, HookResult, PendingResult, ProceedResult
 from ._rule_set import PermissionRuleSet
@@ -47,4 +48,5 @@ __all__ = [
     "ToolMetadata",
     "__version__",
     "args_digest",
+    "load_policy",
 ]

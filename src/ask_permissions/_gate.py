@@ -225,7 +225,6 @@ class Permissions:
             raise TypeError(f"tool_call.id: expected a hashable id (a string); got {call_id!r}")
         now = self._now()
         created = False
-        mismatch: str | None = None
         with self._lock:
             entry = self._approvals.get(call_id)
             if entry is not None and self._is_expired(entry, now):
@@ -234,22 +233,12 @@ class Permissions:
             if entry is None:
                 self._approvals[call_id] = Approval(call_id, name, "pending", now)
                 created = True
-            elif entry.tool_name != name:
-                # Hardening over the gem: an approval covers the tool it was recorded for, so a call
-                # reusing an approved id for another tool stays blocked.
-                mismatch = entry.tool_name
             elif entry.status == "approved":
+                # As in the gem, the approval is sticky per id: later calls with this id proceed.
                 return proceed()
         if created:
             _logger.warning(
                 "[Permissions] Tool '%s' requires approval. Call approve('%s') to allow.", name, call_id
-            )
-        elif mismatch is not None:
-            _logger.warning(
-                "[Permissions] Tool '%s' reuses tool_call_id '%s' recorded for tool '%s'; it stays blocked.",
-                name,
-                call_id,
-                mismatch,
             )
         return block(reason)
 

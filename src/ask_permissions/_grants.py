@@ -99,14 +99,17 @@ class SessionPermissionGrants:
         return self
 
     @classmethod
-    def from_snapshot(cls, snapshot: object) -> SessionPermissionGrants:
+    def from_snapshot(cls, snapshot: object, *, path: str = "") -> SessionPermissionGrants:
         """New grants holding those of ``snapshot`` (as made by :meth:`snapshot`).
+
+        ``path`` is where the snapshot sits in a larger document (a policy file's ``session_grants``);
+        error messages start from it.
 
         Raises:
             InvalidSnapshotError: the snapshot is invalid.
         """
         grants = cls()
-        grants._tools = _read_snapshot(snapshot)
+        grants._tools = _read_snapshot(snapshot, path)
         return grants
 
     def __contains__(self, tool_name: object) -> bool:
@@ -131,10 +134,10 @@ def _read_names(names: Iterable[str]) -> set[str]:
     return {require_tool_name(name, f"granted_tools[{index}]") for index, name in enumerate(iterator)}
 
 
-def _read_snapshot(snapshot: object) -> set[str]:
-    data = read_mapping(snapshot, "", required=("version", _GRANTED_TOOLS))
-    read_version(data, "")
-    path = child("", _GRANTED_TOOLS)
+def _read_snapshot(snapshot: object, path: str = "") -> set[str]:
+    data = read_mapping(snapshot, path, required=("version", _GRANTED_TOOLS))
+    read_version(data, path)
+    path = child(path, _GRANTED_TOOLS)
     entries = read_list(data[_GRANTED_TOOLS], path)
     # Duplicates are accepted: grants are a set, as in the gem, so they simply collapse.
     return {str(read_str(entry, child(path, index), non_empty=True)) for index, entry in enumerate(entries)}

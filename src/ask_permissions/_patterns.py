@@ -202,7 +202,10 @@ def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[A
     kind = data.get("type")
     if kind in ("string", "symbol"):
         read_mapping(data, path, required=("type", "value"))
-        return read_str(data["value"], child(path, "value"))
+        value = read_str(data["value"], child(path, "value"))
+        # In Ruby the symbol :all is the match-everything sentinel, never a tool name; reading it as
+        # the name "all" would quietly turn a gem's `deny :all` into a rule that denies nothing.
+        return ALL if kind == "symbol" and value == "all" else value
     if kind == "all":
         read_mapping(data, path, required=("type",))
         return ALL
