@@ -3,8 +3,9 @@
 Plain script, standard library only. ``python benchmarks/run.py`` prints a markdown table of medians over
 repeated batches, in ns per operation, each also as a ratio to the CPython floor measured in the same run
 (one compact ``json.dumps`` of the arguments with a prebuilt encoder, one compiled ``re.search`` over it,
-one dict lookup), then the performance targets and whether this run meets them. ``--quick`` runs in a few
-seconds, only to prove the script still works (CI does that); its figures are rough.
+one dict lookup), then the performance targets and whether this run meets them (``--check``: exit status 1
+when one is missed). ``--quick`` runs in a few seconds, only to prove the script still works (CI does that);
+its figures are rough.
 """
 
 from __future__ import annotations
@@ -346,6 +347,7 @@ def targets(results: dict[str, float], floor: float, settings: Settings) -> list
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a seconds-long smoke run (rough figures)")
+    parser.add_argument("--check", action="store_true", help="exit with status 1 when a target is missed")
     options = parser.parse_args(argv)
     settings = QUICK if options.quick else FULL
     started = time.perf_counter()
@@ -366,9 +368,11 @@ def main(argv: list[str] | None = None) -> int:
     print()
     print("| target | measured | limit | met |")
     print("| --- | ---: | ---: | --- |")
+    missed = 0
     for name, measured, limit in targets(results, floor, settings):
+        missed += measured > limit
         print(f"| {name} | {measured:.2f} | {limit:.2f} | {'yes' if measured <= limit else 'NO'} |")
-    return 0
+    return 1 if options.check and missed else 0
 
 
 def _machine() -> str:
