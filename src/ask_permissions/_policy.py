@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias, final
 
 from ._clock import utc_now
 from ._decision import DecisionLayer, DecisionRecord, MatchedRule
@@ -30,9 +30,12 @@ RequireApproval: TypeAlias = "ToolPattern | Iterable[ToolPattern] | None"
 _Verdict: TypeAlias = Literal["proceed", "block", "submit"]
 
 
-@dataclass(frozen=True, slots=True)
-class _Call:
-    """Everything the layers consult about one call, gathered once."""
+class _Call(NamedTuple):
+    """Everything the layers consult about one call, gathered once.
+
+    A NamedTuple rather than a frozen dataclass: as immutable, and built in a third of the time on
+    every tool call.
+    """
 
     name: str
     arguments: Any

@@ -132,17 +132,28 @@ def _make_rule(
     return Rule(decision, tool_pattern, argument_pattern, dangerous, effective)
 
 
-_Candidates = tuple[tuple[int, Rule], ...]
+_Entry = tuple[StoredArgumentPattern, RuleMatch]
+"""A rule as the hot loop reads it: its argument pattern (no attribute lookup) and the ``RuleMatch`` that
+``explain`` returns for it."""
+
+_Candidates = tuple[_Entry, ...]
+"""The entries of the rules whose tool pattern matches one tool name, in declaration order."""
 
 
 class _State:
-    """One version of a ruleset: its rules and the per-tool-name candidate cache built for them."""
+    """One version of a ruleset: its rules and the per-tool-name candidate cache built for them.
 
-    __slots__ = ("candidates", "rules")
+    A registration makes a new state, so a cache entry can never describe another version's rules.
+    Each rule's entry is made once per version, when a name first needs it, and shared by every name's
+    candidates: the cache then holds references, at most ``_CANDIDATE_CACHE_SIZE`` x the rule count.
+    """
+
+    __slots__ = ("candidates", "entries", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
         self.candidates: dict[str, _Candidates] = {}
+        self.entries: list[_Entry | None] = [None] * len(rules)
 
 
 @final
@@ -246,16 +257,12 @@ class PermissionRules:
 
     def classify(self, tool_name: str, arguments: object = None) -> Decision | None:
         """The effective decision of the first rule that matches the call, or ``None`` if none does."""
-        found = self._first_match(tool_name, arguments)
-        return None if found is None else found[1].effective_decision
+        match = self._first_match(tool_name, arguments)
+        return None if match is None else match.decision
 
     def explain(self, tool_name: str, arguments: object = None) -> RuleMatch | None:
         """The rule ``classify`` uses for the call, with its index, or ``None`` if no rule matches."""
-        found = self._first_match(tool_name, arguments)
-        if found is None:
-            return None
-        index, rule = found
-        return RuleMatch(rule, index, None, rule.effective_decision)
+        return self._first_match(tool_name, arguments)
 
     def allows(self, tool_name: str, arguments: object = None) -> bool:
         """Whether the call classifies as ``"allow"``."""
@@ -269,7 +276,7 @@ class PermissionRules:
         """Whether the call classifies as ``"deny"``."""
         return self.classify(tool_name, arguments) == "deny"
 
-    def _first_match(self, tool_name: str, arguments: object) -> tuple[int, Rule] | None:
+    def _first_match(self, tool_name: str, arguments: object) -> RuleMatch | None:
         if not isinstance(tool_name, str):
             # Checked before the cache lookup: an unhashable name would fail there with a message that
             # does not name the field.
@@ -278,27 +285,37 @@ class PermissionRules:
         candidates = state.candidates.get(tool_name)
         if candidates is None:
             candidates = self._candidates(state, tool_name)
+        # Rules for other tools are not looked at; the arguments are serialized once, and only when a
+        # candidate has an argument pattern.
         serialized: str | None = None
-        for index, rule in candidates:
-            pattern = rule.argument_pattern
+        for pattern, match in candidates:
             if pattern is None:
-                return index, rule
+                return match
             if serialized is None:
                 serialized = serialize_arguments(arguments)
             if isinstance(pattern, str):
                 if pattern in serialized:
-                    return index, rule
+                    return match
             elif pattern.search(serialized) is not None:
-                return index, rule
+                return match
         return None
 
     def _candidates(self, state: _State, tool_name: str) -> _Candidates:
-        candidates = tuple(
-            (index, rule) for index, rule in enumerate(state.rules) if rule.tool_matches(tool_name)
-        )
+        """Work out, once per name and version, which rules can apply to ``tool_name``; cache that."""
+        entries = state.entries
+        found: list[_Entry] = []
+        for index, rule in enumerate(state.rules):
+            if rule.tool_matches(tool_name):
+                entry = entries[index]
+                if entry is None:
+                    # Two threads may both make it: equal values, either one will do.
+                    entry = (rule.argument_pattern, RuleMatch(rule, index, None, rule.effective_decision))
+                    entries[index] = entry
+                found.append(entry)
+        candidates = tuple(found)
         with self._lock:
             cache = state.candidates
-            if len(cache) >= _CANDIDATE_CACHE_SIZE:
+            if tool_name not in cache and len(cache) >= _CANDIDATE_CACHE_SIZE:
                 del cache[next(iter(cache))]  # the oldest name: a FIFO bound is enough here
             cache[str(tool_name)] = candidates
         return candidates

@@ -42,14 +42,8 @@ class ToolMetadata:
 
 NO_METADATA: Final = ToolMetadata()
 
-_MISSING: Final = object()
-
-
-def _declared(tool: object, key: str) -> Any:
-    value = tool.get(key, _MISSING) if isinstance(tool, Mapping) else getattr(tool, key, _MISSING)
-    if value is not _MISSING and callable(value):
-        value = value()
-    return None if value is _MISSING else value
+# The declarations, in the order they are read (a zero-argument method is called when read).
+_KEYS: Final = ("side_effect_scope", "approval_required", "auto_approvable", "always_ask", "risk_level")
 
 
 def _as_text(value: object) -> str | None:
@@ -61,12 +55,19 @@ def read_metadata(tool: object) -> ToolMetadata:
     """The metadata a registry entry declares, as attributes, zero-argument methods or mapping keys."""
     if tool is None:
         return NO_METADATA
-    scope = _as_text(_declared(tool, "side_effect_scope"))
+    # One Mapping check per entry, not per key: it is an ABC check, and this runs on every tool call.
+    mapping = isinstance(tool, Mapping)
+    values = []
+    for key in _KEYS:
+        value = tool.get(key) if mapping else getattr(tool, key, None)  # type: ignore[attr-defined]  # a Mapping
+        values.append(value() if callable(value) else value)
+    scope, approval_required, auto_approvable, always_ask, risk_level = values
+    scope = _as_text(scope)
     return ToolMetadata(
-        approval_required=bool(_declared(tool, "approval_required")),
-        auto_approvable=_declared(tool, "auto_approvable") is True,
-        always_ask=bool(_declared(tool, "always_ask")),
-        risk_level=_as_text(_declared(tool, "risk_level")),
+        approval_required=bool(approval_required),
+        auto_approvable=auto_approvable is True,
+        always_ask=bool(always_ask),
+        risk_level=_as_text(risk_level),
         side_effect_scope=scope if scope in SIDE_EFFECT_SCOPES else "unknown",
     )
 
