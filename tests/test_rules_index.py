@@ -221,3 +221,19 @@ class TestThreads:
             assert errors == []
             assert all(rules.classify(f"tool_{number}", {"q": "ok"}) == "allow" for number in range(count))
             assert len(rules._state.candidates) <= 8
+
+
+class TestStrSubclassNames:
+    def test_str_enum_names_use_the_cache(self) -> None:
+        """A StrEnum tool name classifies like its text and is cached under that text."""
+        import enum
+
+        class Tools(enum.StrEnum):
+            BASH = "bash"
+
+        rules = PermissionRules().deny("bash")
+        assert rules.classify(Tools.BASH) == "deny"
+        with mock.patch.object(PermissionRules, "_candidates", side_effect=AssertionError("not cached")):
+            assert rules.classify(Tools.BASH) == "deny"
+            assert rules.classify("bash") == "deny"
+        assert list(rules._state.candidates) == ["bash"]

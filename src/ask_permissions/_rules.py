@@ -277,10 +277,13 @@ class PermissionRules:
         return self.classify(tool_name, arguments) == "deny"
 
     def _first_match(self, tool_name: str, arguments: object) -> RuleMatch | None:
-        if not isinstance(tool_name, str):
+        if type(tool_name) is not str:
             # Checked before the cache lookup: an unhashable name would fail there with a message that
             # does not name the field.
-            raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
+            if not isinstance(tool_name, str):
+                raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
+            # A str subclass such as a StrEnum member hashes differently from its text: look up the text.
+            tool_name = str(tool_name)
         state = self._state  # one read: the rules and cache of a single version
         candidates = state.candidates.get(tool_name)
         if candidates is None:
