@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, cast, final
 
-from ._rules import PermissionRules, RuleMatch
+from ._rules import DecisionPredicates, PermissionRules, RuleMatch
 from ._snapshot import SNAPSHOT_VERSION, child, read_mapping, read_version
 from ._typing import Classifier, Decision, RuleSetLayer
 
@@ -19,7 +19,7 @@ def _require_classifier(layer: object, field: str) -> Classifier | None:
 
 
 @final
-class PermissionRuleSet:
+class PermissionRuleSet(DecisionPredicates):
     """Default rules and project rules, composed.
 
     A ``deny`` from either layer wins; otherwise a matching project decision overrides the default; a
@@ -79,18 +79,6 @@ class PermissionRuleSet:
         if project is not None:
             return project
         return default
-
-    def allows(self, tool_name: str, arguments: object = None) -> bool:
-        """Whether the call classifies as ``"allow"``."""
-        return self.classify(tool_name, arguments) == "allow"
-
-    def asks(self, tool_name: str, arguments: object = None) -> bool:
-        """Whether the call classifies as ``"ask"``."""
-        return self.classify(tool_name, arguments) == "ask"
-
-    def denies(self, tool_name: str, arguments: object = None) -> bool:
-        """Whether the call classifies as ``"deny"``."""
-        return self.classify(tool_name, arguments) == "deny"
 
     def snapshot(self) -> dict[str, Any]:
         """Both layers as versioned, JSON-safe data.

@@ -31,7 +31,7 @@ from ._snapshot import (
 )
 from ._typing import Decision, RuleSetLayer
 
-__all__ = ["DANGEROUS_TOOLS", "PermissionRules", "Rule", "RuleMatch"]
+__all__ = ["DANGEROUS_TOOLS", "DecisionPredicates", "PermissionRules", "Rule", "RuleMatch"]
 
 DANGEROUS_TOOLS: Final[tuple[str, ...]] = ("bash", "code", "repl")
 """Tools that execute arbitrary code: an unrestricted ``allow`` on any of them is downgraded to ``ask``."""
@@ -156,8 +156,29 @@ class _State:
         self.entries: list[_Entry | None] = [None] * len(rules)
 
 
+class DecisionPredicates:
+    """``allows`` / ``asks`` / ``denies`` for any class with ``classify`` (the gem's ``allow?`` and kin)."""
+
+    __slots__ = ()
+
+    def classify(self, tool_name: str, arguments: object = None) -> Decision | None:
+        raise NotImplementedError
+
+    def allows(self, tool_name: str, arguments: object = None) -> bool:
+        """Whether the call classifies as ``"allow"``."""
+        return self.classify(tool_name, arguments) == "allow"
+
+    def asks(self, tool_name: str, arguments: object = None) -> bool:
+        """Whether the call classifies as ``"ask"``."""
+        return self.classify(tool_name, arguments) == "ask"
+
+    def denies(self, tool_name: str, arguments: object = None) -> bool:
+        """Whether the call classifies as ``"deny"``."""
+        return self.classify(tool_name, arguments) == "deny"
+
+
 @final
-class PermissionRules:
+class PermissionRules(DecisionPredicates):
     """Ordered allow/ask/deny rules; the first rule that matches a call decides it.
 
     Thread-safe: rules may be registered while other threads classify; a classification sees the rule
@@ -263,18 +284,6 @@ class PermissionRules:
     def explain(self, tool_name: str, arguments: object = None) -> RuleMatch | None:
         """The rule ``classify`` uses for the call, with its index, or ``None`` if no rule matches."""
         return self._first_match(tool_name, arguments)
-
-    def allows(self, tool_name: str, arguments: object = None) -> bool:
-        """Whether the call classifies as ``"allow"``."""
-        return self.classify(tool_name, arguments) == "allow"
-
-    def asks(self, tool_name: str, arguments: object = None) -> bool:
-        """Whether the call classifies as ``"ask"``."""
-        return self.classify(tool_name, arguments) == "ask"
-
-    def denies(self, tool_name: str, arguments: object = None) -> bool:
-        """Whether the call classifies as ``"deny"``."""
-        return self.classify(tool_name, arguments) == "deny"
 
     def _first_match(self, tool_name: str, arguments: object) -> RuleMatch | None:
         if type(tool_name) is not str:
