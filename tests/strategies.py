@@ -1,57 +1,248 @@
-"""Hypothesis strategies shared by the test modules."""
+"""Hypothesis strategies shared by the property tests.
+
+Tool names, patterns and arguments are drawn from small pools so that random rules and random calls
+actually meet: a rule list of five entries over a thousand possible names would almost never match.
+"""
 
 from __future__ import annotations
 
+import copy
+import re
+import warnings
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
+from typing import Any, TypeAlias
 
 from hypothesis import strategies as st
 
+from ask_permissions import ALL, DANGEROUS_TOOLS
+from ask_permissions._patterns import AllType
+from ask_permissions._snapshot import child
+
 __all__ = [
-    "json_objects",
+    "DECISIONS",
+    "TOOL_NAMES",
+    "RuleSpec",
+    "argument_patterns",
+    "arguments",
+    "assert_path_exists",
+    "calls",
+    "decisions",
     "json_values",
+    "mutate",
     "queue_snapshot_entries",
+    "queue_snapshot_like",
     "queue_snapshots",
-    "snapshot_like",
+    "quiet_regex_warnings",
+    "rule_specs",
     "tool_names",
+    "tool_patterns",
 ]
 
-tool_names = st.text(min_size=1, max_size=12)
-"""Tool names: any non-empty string."""
+DECISIONS = ("allow", "ask", "deny")
 
-_json_leaves = (
-    st.none()
-    | st.booleans()
-    | st.integers(min_value=-(2**63), max_value=2**63)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=10)
+# The dangerous names, near misses of them, the string "all", and ordinary tools.
+TOOL_NAMES = (*DANGEROUS_TOOLS, "Bash", "bashful", "all", "read_file", "write_file", "search", "édit")
+
+_TOOL_REGEXES = (
+    re.compile("^ba"),
+    re.compile("sh$"),
+    re.compile("_file$"),
+    re.compile("^(read|write)_"),
+    re.compile("e"),
+    re.compile("BASH", re.IGNORECASE),
+    re.compile("^r"),
+    re.compile("x{2}"),
+    re.compile(""),
 )
 
-json_values = st.recursive(
-    _json_leaves,
+# Fragments that occur in the serialized arguments below, and some that do not.
+_SUBSTRINGS = ("", "rm", "-rf", "ls", '"command"', '"command":"ls"', "é", "/docs/", "{", "42", "None", " ")
+
+_ARGUMENT_REGEXES = (
+    re.compile(r"rm\s+-rf"),
+    re.compile("^$"),
+    re.compile("x*"),
+    re.compile("."),
+    re.compile("(?i)RM"),
+    re.compile("^ls"),
+    re.compile(r"/docs/.*\.md"),
+    re.compile("é"),
+    re.compile(r"\d+"),
+    re.compile("a.b", re.DOTALL),
+    re.compile("r m  # a comment", re.VERBOSE),
+)
+
+_TEXTS = ("ls", "ls -la", "rm -rf /tmp", "sudo rm  -rf /", "/docs/readme.md", "é", "a\nb", "", "42")
+
+ToolPatternValue: TypeAlias = str | re.Pattern[str] | AllType
+ArgumentPatternValue: TypeAlias = str | re.Pattern[str] | AllType | None
+RuleSpec: TypeAlias = tuple[str, ToolPatternValue, ArgumentPatternValue]
+"""``(decision, tool_pattern, argument_pattern)`` as passed to ``PermissionRules.add``."""
+
+decisions = st.sampled_from(DECISIONS)
+tool_names = st.sampled_from(TOOL_NAMES)
+tool_patterns: st.SearchStrategy[ToolPatternValue] = st.one_of(
+    st.just(ALL), tool_names, st.sampled_from(_TOOL_REGEXES)
+)
+argument_patterns: st.SearchStrategy[ArgumentPatternValue] = st.one_of(
+    st.none(), st.just(ALL), st.sampled_from(_SUBSTRINGS), st.sampled_from(_ARGUMENT_REGEXES)
+)
+rule_specs: st.SearchStrategy[RuleSpec] = st.tuples(decisions, tool_patterns, argument_patterns)
+
+_leaves = st.one_of(st.none(), st.booleans(), st.integers(-50, 50), st.sampled_from(_TEXTS))
+arguments: st.SearchStrategy[Any] = st.one_of(
+    st.none(),
+    st.sampled_from(_TEXTS),
+    st.integers(-5, 50),
+    st.dictionaries(st.sampled_from(("command", "path", "q", "é")), _leaves, max_size=3),
+    st.fixed_dictionaries({"command": st.sampled_from(_TEXTS)}),
+    st.fixed_dictionaries({"path": st.sampled_from(_TEXTS), "options": st.lists(_leaves, max_size=2)}),
+)
+calls: st.SearchStrategy[tuple[str, Any]] = st.tuples(tool_names, arguments)
+
+json_values: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False),
+        st.text(max_size=8),
+        st.sampled_from(("allow", "deny", "all", "regexp", "string", "symbol", "i", "mx", "(", "version")),
+    ),
+    lambda children: st.one_of(
+        st.lists(children, max_size=4),
+        st.dictionaries(
+            st.one_of(
+                st.text(max_size=6),
+                st.sampled_from(
+                    (
+                        "version",
+                        "rules",
+                        "decision",
+                        "tool_pattern",
+                        "argument_pattern",
+                        "type",
+                        "value",
+                        "source",
+                        "flags",
+                        "auto_allow_dangerous",
+                        "default_rules",
+                        "project_rules",
+                    )
+                ),
+            ),
+            children,
+            max_size=4,
+        ),
+    ),
+    max_leaves=20,
+)
+"""Arbitrary JSON-like data, biased towards the snapshot formats' own keys and words."""
+
+
+# -- snapshot fuzzing helpers ----------------------------------------------------------------------------
+
+# Keys a snapshot reader may report as missing (required keys of every format).
+_REQUIRED_KEYS = ("version", "rules", "decision", "tool_pattern", "type", "value", "source", "flags")
+
+
+@contextmanager
+def quiet_regex_warnings() -> Iterator[None]:
+    """Silence ``re``'s FutureWarning (a random source such as ``[[`` triggers it): a warning, not an error.
+
+    The test suite turns warnings into errors; outside it, compiling such a source only warns.
+    """
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        yield
+
+
+def mutate(snapshot: Any, data: st.DataObject) -> Any:
+    """A deep copy of ``snapshot`` with one randomly chosen node replaced, dropped or given a sibling."""
+    snapshot = copy.deepcopy(snapshot)
+    node = snapshot
+    while isinstance(node, dict | list) and node:
+        key: Any = (
+            data.draw(st.sampled_from(sorted(node)))
+            if isinstance(node, dict)
+            else data.draw(st.integers(0, len(node) - 1))
+        )
+        child_node = node[key]
+        if isinstance(child_node, dict | list) and child_node and data.draw(st.booleans()):
+            node = child_node
+            continue
+        action = data.draw(st.sampled_from(("replace", "drop", "add")))
+        if action == "replace":
+            node[key] = data.draw(json_values)
+        elif action == "drop":
+            del node[key]
+        elif isinstance(node, dict):
+            node[data.draw(st.sampled_from(("extra", "value", "flags", "version", "rules")))] = data.draw(
+                json_values
+            )
+        else:
+            node.append(data.draw(json_values))
+        break
+    return snapshot
+
+
+def _paths(node: object, path: str) -> Iterator[tuple[str, object]]:
+    yield path, node
+    if isinstance(node, Mapping):
+        for key, value in node.items():
+            if isinstance(key, str):
+                yield from _paths(value, child(path, key))
+    elif isinstance(node, list | tuple):
+        for index, value in enumerate(node):
+            yield from _paths(value, child(path, index))
+
+
+def assert_path_exists(snapshot: object, path: str) -> None:
+    """An error path leads to a node of ``snapshot``, or names a required key missing from a mapping."""
+    nodes = dict(_paths(snapshot, ""))
+    if path in nodes:
+        return
+    missing = {
+        child(parent, key)
+        for parent, node in nodes.items()
+        if isinstance(node, Mapping)
+        for key in _REQUIRED_KEYS
+        if key not in node
+    }
+    assert path in missing, f"error path {path!r} is not in the snapshot"
+
+
+# -- approval queue snapshots ----------------------------------------------------------------------------
+
+_queue_json_values: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(min_value=-(2**63), max_value=2**63),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=10),
+    ),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
     max_leaves=12,
 )
-"""Any value ``json.loads`` can return."""
-
-json_objects = st.dictionaries(st.text(max_size=6), json_values, max_size=4)
-"""JSON objects (dicts with string keys)."""
-
+_queue_args = st.dictionaries(st.text(max_size=6), _queue_json_values, max_size=4)
+_offsets = st.integers(-23 * 60, 23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
 _timestamps = st.datetimes(
-    min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC)
-) | st.datetimes(
     min_value=datetime(2000, 1, 1),
     max_value=datetime(2100, 1, 1),
-    timezones=st.builds(timezone, st.integers(-23 * 60, 23 * 60).map(lambda m: timedelta(minutes=m))),
+    timezones=st.one_of(st.just(UTC), _offsets),
 )
 
 
 @st.composite
 def queue_snapshot_entries(draw: st.DrawFn, action_id: int) -> dict[str, object]:
     """A valid ``pending_actions`` entry of a queue snapshot, with optional keys sometimes left out."""
-    entry: dict[str, object] = {"id": action_id, "tool_name": draw(tool_names)}
+    entry: dict[str, object] = {"id": action_id, "tool_name": draw(st.text(min_size=1, max_size=12))}
     optional: dict[str, object] = {
         "tool_call_id": draw(st.none() | st.text(max_size=8) | st.integers(0, 10**6)),
-        "args": draw(st.none() | json_objects),
+        "args": draw(st.none() | _queue_args),
         "auto_approvable": draw(st.none() | st.booleans()),
         "message": draw(st.none() | st.text(max_size=10)),
         "submitted_at": draw(st.none() | _timestamps.map(datetime.isoformat)),
@@ -71,27 +262,36 @@ def queue_snapshots(draw: st.DrawFn) -> dict[str, object]:
     }
 
 
-_ENTRY_KEYS = ("id", "tool_name", "tool_call_id", "args", "auto_approvable", "message", "submitted_at", "x")
-_entry_values = (
-    json_values
-    | st.integers(-3, 60)
-    | st.sampled_from(["2026-01-01T00:00:00", "2026-01-01T00:00:00Z", "not a time", "", "bash"])
+_QUEUE_ENTRY_KEYS = (
+    "id",
+    "tool_name",
+    "tool_call_id",
+    "args",
+    "auto_approvable",
+    "message",
+    "submitted_at",
+    "x",
+)
+_queue_entry_values = st.one_of(
+    _queue_json_values,
+    st.integers(-3, 60),
+    st.sampled_from(["2026-01-01T00:00:00", "2026-01-01T00:00:00Z", "not a time", "", "bash"]),
 )
 
-snapshot_like = (
-    json_values
-    | queue_snapshots()
-    | st.fixed_dictionaries(
+queue_snapshot_like: st.SearchStrategy[Any] = st.one_of(
+    json_values,
+    queue_snapshots(),
+    st.fixed_dictionaries(
         {},
         optional={
             "version": st.sampled_from([1, 2, "1", True, None]),
             "next_id": st.sampled_from([0, 3, -1, True, 1.5, None]),
             "pending_actions": st.lists(
-                st.dictionaries(st.sampled_from(_ENTRY_KEYS), _entry_values), max_size=4
+                st.dictionaries(st.sampled_from(_QUEUE_ENTRY_KEYS), _queue_entry_values), max_size=4
             )
-            | json_values,
-            "extra": json_values,
+            | _queue_json_values,
+            "extra": _queue_json_values,
         },
-    )
+    ),
 )
-"""Anything a host might hand to ``restore_pending``: valid snapshots, near misses and random JSON."""
+"""Anything a host may hand to ``ApprovalQueue.restore_pending``: valid snapshots, near misses, any JSON."""

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
-from tests.strategies import queue_snapshots, snapshot_like
+from tests.strategies import queue_snapshot_like, queue_snapshots
 
 P = ParamSpec("P")
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -968,7 +968,7 @@ class TestRestore:
         with pytest.raises(ValueError, match="already holds"):
             queue.restore_pending({"version": 1, "next_id": 0, "pending_actions": []})
 
-    @given(snapshot_like)
+    @given(queue_snapshot_like)
     @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
     def test_fuzz(self, snapshot: object) -> None:
         """Any JSON-like input restores or raises InvalidSnapshotError; a failure leaves the queue empty."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -90,9 +91,7 @@ def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> Tool
     raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {pattern!r}")
 
 
-def normalize_argument_pattern(
-    pattern: object, field: str = "argument_pattern"
-) -> StoredArgumentPattern:
+def normalize_argument_pattern(pattern: object, field: str = "argument_pattern") -> StoredArgumentPattern:
     """Check an argument pattern given by a caller and return it as stored (``ALL`` becomes ``None``)."""
     if pattern is None or pattern is ALL:
         return None
@@ -131,23 +130,31 @@ def is_unrestricted(pattern: StoredArgumentPattern) -> bool:
 
 
 # Ruby's regex options as snapshot letters. Ruby's ``m`` ("dot matches newline") is Python's DOTALL.
-_FLAG_LETTERS: Final = ((re.IGNORECASE, "i"), (re.DOTALL, "m"), (re.VERBOSE, "x"))
+# Plain ints: arithmetic on re.RegexFlag members runs enum code in Python, slow over a large rule set.
+_FLAG_LETTERS: Final = ((int(re.IGNORECASE), "i"), (int(re.DOTALL), "m"), (int(re.VERBOSE), "x"))
 _LETTER_FLAGS: Final = {letter: flag for flag, letter in _FLAG_LETTERS}
-_SNAPSHOTTABLE: Final = re.IGNORECASE | re.DOTALL | re.VERBOSE
+_SNAPSHOTTABLE: Final = int(re.IGNORECASE | re.DOTALL | re.VERBOSE)
+_UNICODE: Final = int(re.UNICODE)
 
 
 def _explicit_flags(pattern: re.Pattern[str]) -> int:
     """The flags passed to ``re.compile``, not those the source sets inline or implies (UNICODE)."""
+    if not pattern.flags & ~_UNICODE:
+        # Nothing beyond the implicit UNICODE: no need to recompile the source (which, past re's own
+        # cache of a few hundred patterns, costs tens of microseconds per regex in a large snapshot).
+        return 0
     try:
         implied = re.compile(pattern.pattern).flags
     except re.error:  # e.g. a VERBOSE source that only compiles with VERBOSE
-        implied = re.UNICODE
+        implied = _UNICODE
     return pattern.flags & ~implied
 
 
 def regex_flag_letters(pattern: re.Pattern[str]) -> str | None:
     """The snapshot letters of a regex's flags, or ``None`` when a flag has no letter."""
     flags = _explicit_flags(pattern)
+    if not flags:
+        return ""
     if flags & ~_SNAPSHOTTABLE:
         return None
     return "".join(letter for flag, letter in _FLAG_LETTERS if flags & flag)
@@ -173,6 +180,21 @@ def encode_pattern(pattern: ToolPattern | StoredArgumentPattern) -> dict[str, ob
     return {"type": "regexp", "source": pattern.pattern, "flags": letters}
 
 
+# Hosts that serve many sessions restore the same rule sets over and over; a rule set can hold more
+# regexes than re's own cache (512), so it would compile every one of them on every restore.
+_COMPILED_CACHE_SIZE: Final = 4096
+
+
+@functools.lru_cache(maxsize=_COMPILED_CACHE_SIZE)
+def _compile_str(source: str, flags: int) -> re.Pattern[str]:
+    return re.compile(source, flags)
+
+
+def _compile(source: str, flags: int) -> re.Pattern[str]:
+    # Only plain strings are cached: a str subclass may compare equal to a different source.
+    return _compile_str(source, flags) if type(source) is str else re.compile(source, flags)
+
+
 def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[AllType.ALL]:
     """A pattern from its snapshot form (also the gem's ``{"type": "symbol"}``); strict."""
     if not isinstance(data, Mapping):
@@ -180,7 +202,10 @@ def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[A
     kind = data.get("type")
     if kind in ("string", "symbol"):
         read_mapping(data, path, required=("type", "value"))
-        return read_str(data["value"], child(path, "value"))
+        value = read_str(data["value"], child(path, "value"))
+        # In Ruby the symbol :all is the match-everything sentinel, never a tool name; reading it as
+        # the name "all" would quietly turn a gem's `deny :all` into a rule that denies nothing.
+        return ALL if kind == "symbol" and value == "all" else value
     if kind == "all":
         read_mapping(data, path, required=("type",))
         return ALL
@@ -197,7 +222,7 @@ def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[A
                 fail(flags_path, "a string of i, m, x, each at most once", letters)
             flags |= _LETTER_FLAGS[letter]
         try:
-            return re.compile(source, flags)
+            return _compile(source, flags)
         except (re.error, OverflowError, RecursionError, ValueError) as error:
             fail(child(path, "source"), f"a regex that compiles ({error})", source)
     fail(child(path, "type"), "one of 'string', 'symbol', 'all', 'regexp'", kind)

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ToolCall", "read_tool_call"]
+__all__ = ["ToolCall", "read_tool_call", "require_tool_name", "require_tool_names"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,3 +52,20 @@ def require_tool_name(name: object, field: str = "tool_name") -> str:
     if not name:
         raise ValueError(f"{field}: expected a non-empty string; got {name!r}")
     return str(name)  # a str subclass (a StrEnum member, say) becomes the plain name
+
+
+def require_tool_names(names: Iterable[str], field: str) -> tuple[str, ...]:
+    """The names of an iterable of tool names, in order, each checked by ``require_tool_name``.
+
+    Raises:
+        TypeError: ``names`` is a bare string (iterating it would yield single letters: ``"bash"`` would
+            name ``"b"``, ``"a"``, ``"s"`` and ``"h"``), is not iterable, or holds a non-string.
+        ValueError: a name is empty.
+    """
+    if isinstance(names, str):
+        raise TypeError(f"{field}: expected an iterable of tool names, not a string; got {names!r}")
+    try:
+        iterator = iter(names)
+    except TypeError:
+        raise TypeError(f"{field}: expected an iterable of tool names; got {names!r}") from None
+    return tuple(require_tool_name(name, f"{field}[{index}]") for index, name in enumerate(iterator))

@@ -66,4 +66,3 @@ class GrantsLike(Protocol):
     """A grants collaborator: answers whether a whole tool is granted."""
 
     def is_granted(self, tool_name: str) -> bool: ...
-

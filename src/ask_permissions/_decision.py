@@ -1,0 +1,123 @@
+"""DecisionRecord: every permission decision as data, for explaining and auditing."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from types import MappingProxyType
+from typing import Any, Literal, TypeAlias, final
+
+from ._patterns import StoredArgumentPattern, ToolPattern, encode_pattern
+from ._rules import RuleMatch
+from ._typing import Decision, HookAction, RuleSetLayer
+
+__all__ = ["DecisionLayer", "DecisionRecord", "MatchedRule"]
+
+DecisionLayer: TypeAlias = Literal[
+    "deny_rule",
+    "always_ask",
+    "read_only",
+    "allow_rule",
+    "session_grant",
+    "project_grant",
+    "ask_rule",
+    "full_access",
+    "ask_before_changes",
+    "elevated_risk",
+    "approval_required",
+    "default",
+]
+"""The policy layer that decided a call, in the order the policy consults them. The gem's eighth layer
+is three checks, in its code order: ``ask_before_changes``, ``elevated_risk``, ``approval_required``."""
+
+
+def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str, object]:
+    try:
+        data = encode_pattern(pattern)
+    except ValueError:  # a regex flag a snapshot cannot carry: keep the source, say the flags are unknown
+        data = {"type": "regexp", "source": getattr(pattern, "pattern", str(pattern)), "flags": None}
+    return MappingProxyType(data)
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class MatchedRule:
+    """The rule that matched a call: where it sits, what it declared and its patterns in snapshot form."""
+
+    index: int
+    layer: RuleSetLayer
+    declared_decision: Decision
+    effective_decision: Decision
+    tool_pattern: Mapping[str, object]
+    argument_pattern: Mapping[str, object] | None
+
+    @classmethod
+    def from_match(cls, match: RuleMatch) -> MatchedRule | None:
+        """The record of a rule match (``None`` when the match names no rule)."""
+        rule = match.rule
+        if rule is None or match.index is None:
+            return None
+        return cls(
+            index=match.index,
+            layer=match.layer or "default",
+            declared_decision=rule.declared_decision,
+            effective_decision=rule.effective_decision,
+            tool_pattern=_pattern_record(rule.tool_pattern),
+            argument_pattern=None
+            if rule.argument_pattern is None
+            else _pattern_record(rule.argument_pattern),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe data."""
+        return {
+            "index": self.index,
+            "layer": self.layer,
+            "declared_decision": self.declared_decision,
+            "effective_decision": self.effective_decision,
+            "tool_pattern": dict(self.tool_pattern),
+            "argument_pattern": None if self.argument_pattern is None else dict(self.argument_pattern),
+        }
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """One decision of an ``ApprovalPolicy``, as data. The call's arguments are never stored.
+
+    Attributes:
+        tool: the tool's name.
+        args_digest: FNV-1a-64 of the arguments' canonical JSON (16 hex characters).
+        outcome: ``"proceed"``, ``"block"`` or ``"pending"``.
+        layer: the policy layer that decided.
+        rule: the rule that matched the call, whichever layer decided, or ``None``.
+        reason: the result's reason, or ``None``.
+        action_id: the queued action's id, or ``None`` (always ``None`` in a dry run).
+        auto_approvable: what was (or would be) submitted; ``False`` when nothing was.
+        ts: when the decision was taken, from the policy's clock.
+    """
+
+    tool: str
+    args_digest: str
+    outcome: HookAction
+    layer: DecisionLayer
+    rule: MatchedRule | None
+    reason: str | None
+    action_id: int | None
+    auto_approvable: bool
+    ts: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict."""
+        return {
+            "tool": self.tool,
+            "args_digest": self.args_digest,
+            "outcome": self.outcome,
+            "layer": self.layer,
+            "rule": None if self.rule is None else self.rule.to_dict(),
+            "reason": self.reason,
+            "action_id": self.action_id,
+            "auto_approvable": self.auto_approvable,
+            "ts": self.ts.isoformat(),
+        }

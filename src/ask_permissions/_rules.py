@@ -1,0 +1,389 @@
+"""PermissionRules and Rule: ordered allow/ask/deny rules, first match wins."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Final, Self, final
+
+from ._patterns import (
+    ALL,
+    StoredArgumentPattern,
+    ToolPattern,
+    argument_pattern_matches,
+    decode_pattern,
+    encode_pattern,
+    is_unrestricted,
+    normalize_argument_pattern,
+    normalize_tool_pattern,
+    serialize_arguments,
+    tool_pattern_matches,
+)
+from ._snapshot import (
+    SNAPSHOT_VERSION,
+    child,
+    fail,
+    read_bool,
+    read_list,
+    read_mapping,
+    read_version,
+)
+from ._typing import Decision, RuleSetLayer
+
+__all__ = ["DANGEROUS_TOOLS", "DecisionPredicates", "PermissionRules", "Rule", "RuleMatch"]
+
+DANGEROUS_TOOLS: Final[tuple[str, ...]] = ("bash", "code", "repl")
+"""Tools that execute arbitrary code: an unrestricted ``allow`` on any of them is downgraded to ``ask``."""
+
+DECISIONS: Final[tuple[Decision, ...]] = ("allow", "ask", "deny")
+
+# Hosts may see unboundedly many tool names (MCP servers, generated names); the per-name candidate
+# cache stays this small, whatever they send.
+_CANDIDATE_CACHE_SIZE: Final = 1024
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Rule:
+    """One declared rule.
+
+    ``decision`` (also ``declared_decision``) is the decision as written; ``effective_decision`` is what
+    ``classify`` returns for it, after the dangerous-tool guard. ``dangerous`` marks an ``allow`` whose tool
+    pattern covers a code-executing tool and whose argument pattern matches every input.
+    """
+
+    decision: Decision
+    tool_pattern: ToolPattern
+    argument_pattern: StoredArgumentPattern
+    dangerous: bool
+    effective_decision: Decision
+
+    @property
+    def declared_decision(self) -> Decision:
+        """The decision as declared (the same as ``decision``)."""
+        return self.decision
+
+    @property
+    def is_universal(self) -> bool:
+        """Whether the rule has no argument pattern at all (it then matches any arguments)."""
+        return self.argument_pattern is None
+
+    def tool_matches(self, tool_name: str) -> bool:
+        """Whether the tool pattern matches ``tool_name``."""
+        return tool_pattern_matches(self.tool_pattern, tool_name)
+
+    def argument_matches(self, arguments: object = None) -> bool:
+        """Whether the argument pattern matches ``arguments`` (serialized as classify does)."""
+        if self.argument_pattern is None:
+            return True
+        return argument_pattern_matches(self.argument_pattern, serialize_arguments(arguments))
+
+    def matches(self, tool_name: str, arguments: object = None) -> bool:
+        """Whether the rule matches the call."""
+        return self.tool_matches(tool_name) and self.argument_matches(arguments)
+
+    def snapshot(self) -> dict[str, object]:
+        """The rule in snapshot form (raises ``ValueError`` for a regex flag that cannot be recorded)."""
+        data: dict[str, object] = {
+            "decision": self.decision,
+            "tool_pattern": encode_pattern(self.tool_pattern),
+        }
+        if self.argument_pattern is not None:
+            data["argument_pattern"] = encode_pattern(self.argument_pattern)
+        return data
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class RuleMatch:
+    """The rule that decided a classification, with where it sits.
+
+    ``index`` is the rule's 0-based position in its ruleset's ``rules``; ``layer`` is the rule-set layer it
+    came from (``None`` for a plain ``PermissionRules``); ``decision`` is what ``classify`` returned. ``rule``
+    and ``index`` are ``None`` when a rule-set layer is a custom classifier that cannot explain itself.
+    """
+
+    rule: Rule | None
+    index: int | None
+    layer: RuleSetLayer | None
+    decision: Decision
+
+
+def _covers_dangerous_tool(pattern: ToolPattern) -> bool:
+    if pattern is ALL:
+        return True
+    if isinstance(pattern, str):
+        return pattern in DANGEROUS_TOOLS
+    return any(pattern.search(name) is not None for name in DANGEROUS_TOOLS)
+
+
+def _make_rule(
+    decision: Decision,
+    tool_pattern: ToolPattern,
+    argument_pattern: StoredArgumentPattern,
+    auto_allow_dangerous: bool,
+) -> Rule:
+    # Deliberate hardening: "unrestricted" includes "" and regexes that match "", which the gem misses.
+    dangerous = (
+        decision == "allow" and _covers_dangerous_tool(tool_pattern) and is_unrestricted(argument_pattern)
+    )
+    effective: Decision = "ask" if dangerous and not auto_allow_dangerous else decision
+    return Rule(decision, tool_pattern, argument_pattern, dangerous, effective)
+
+
+_Entry = tuple[StoredArgumentPattern, RuleMatch]
+"""A rule as the hot loop reads it: its argument pattern (no attribute lookup) and the ``RuleMatch`` that
+``explain`` returns for it."""
+
+_Candidates = tuple[_Entry, ...]
+"""The entries of the rules whose tool pattern matches one tool name, in declaration order."""
+
+
+class _State:
+    """One version of a ruleset: its rules and the per-tool-name candidate cache built for them.
+
+    A registration makes a new state, so a cache entry can never describe another version's rules.
+    Each rule's entry is made once per version, when a name first needs it, and shared by every name's
+    candidates: the cache then holds references, at most ``_CANDIDATE_CACHE_SIZE`` x the rule count.
+    """
+
+    __slots__ = ("candidates", "entries", "rules")
+
+    def __init__(self, rules: tuple[Rule, ...]) -> None:
+        self.rules = rules
+        self.candidates: dict[str, _Candidates] = {}
+        self.entries: list[_Entry | None] = [None] * len(rules)
+
+
+class DecisionPredicates:
+    """``allows`` / ``asks`` / ``denies`` for any class with ``classify`` (the gem's ``allow?`` and kin)."""
+
+    __slots__ = ()
+
+    def classify(self, tool_name: str, arguments: object = None) -> Decision | None:
+        raise NotImplementedError
+
+    def allows(self, tool_name: str, arguments: object = None) -> bool:
+        """Whether the call classifies as ``"allow"``."""
+        return self.classify(tool_name, arguments) == "allow"
+
+    def asks(self, tool_name: str, arguments: object = None) -> bool:
+        """Whether the call classifies as ``"ask"``."""
+        return self.classify(tool_name, arguments) == "ask"
+
+    def denies(self, tool_name: str, arguments: object = None) -> bool:
+        """Whether the call classifies as ``"deny"``."""
+        return self.classify(tool_name, arguments) == "deny"
+
+
+@final
+class PermissionRules(DecisionPredicates):
+    """Ordered allow/ask/deny rules; the first rule that matches a call decides it.
+
+    Thread-safe: rules may be registered while other threads classify; a classification sees the rule
+    list either before or after a registration, never a torn one.
+
+    Args:
+        configure: optional callable that receives the new ruleset (to declare rules in one expression).
+        auto_allow_dangerous: keep unrestricted ``allow`` rules on code-executing tools as ``allow``
+            instead of downgrading them to ``ask``. An explicit opt-out: leave it off.
+    """
+
+    __slots__ = ("_auto_allow_dangerous", "_lock", "_state")
+
+    def __init__(
+        self,
+        configure: Callable[[PermissionRules], object] | None = None,
+        *,
+        auto_allow_dangerous: bool = False,
+    ) -> None:
+        if not isinstance(auto_allow_dangerous, bool):
+            raise TypeError(f"auto_allow_dangerous: expected a bool; got {auto_allow_dangerous!r}")
+        self._auto_allow_dangerous: Final = auto_allow_dangerous
+        self._lock = threading.Lock()
+        self._state = _State(())
+        if configure is not None:
+            configure(self)
+
+    # -- declaring -----------------------------------------------------------------------------------
+
+    def allow(self, tool_pattern: ToolPattern, argument_pattern: object = None) -> Self:
+        """Declare an ``allow`` rule; returns the ruleset so calls chain."""
+        return self.add("allow", tool_pattern, argument_pattern)
+
+    def ask(self, tool_pattern: ToolPattern, argument_pattern: object = None) -> Self:
+        """Declare an ``ask`` rule; returns the ruleset so calls chain."""
+        return self.add("ask", tool_pattern, argument_pattern)
+
+    def deny(self, tool_pattern: ToolPattern, argument_pattern: object = None) -> Self:
+        """Declare a ``deny`` rule; returns the ruleset so calls chain."""
+        return self.add("deny", tool_pattern, argument_pattern)
+
+    def add(self, decision: Decision, tool_pattern: ToolPattern, argument_pattern: object = None) -> Self:
+        """Declare a rule with the given decision; returns the ruleset.
+
+        Args:
+            decision: ``"allow"``, ``"ask"`` or ``"deny"``.
+            tool_pattern: an exact tool name, a compiled regex searched in the name, or ``ALL``.
+            argument_pattern: a substring of the serialized arguments, a compiled regex searched in them,
+                or ``None``/``ALL`` for any arguments.
+
+        Raises:
+            ValueError: an unknown decision or an empty tool name.
+            TypeError: a pattern of the wrong type (bytes regexes included).
+        """
+        if decision not in DECISIONS:
+            raise ValueError(f"decision: expected one of allow, ask, deny; got {decision!r}")
+        rule = _make_rule(
+            decision,
+            normalize_tool_pattern(tool_pattern),
+            normalize_argument_pattern(argument_pattern),
+            self._auto_allow_dangerous,
+        )
+        self._extend((rule,))
+        return self
+
+    def _extend(self, rules: tuple[Rule, ...]) -> None:
+        with self._lock:
+            # Copy-on-write: readers hold the old state, whose rules and cache stay consistent.
+            self._state = _State(self._state.rules + rules)
+
+    # -- reading -------------------------------------------------------------------------------------
+
+    @property
+    def auto_allow_dangerous(self) -> bool:
+        """Whether the dangerous-tool guard is switched off."""
+        return self._auto_allow_dangerous
+
+    @property
+    def rules(self) -> list[Rule]:
+        """The declared rules, in declaration order (a fresh list)."""
+        return list(self._state.rules)
+
+    @property
+    def dangerous_rules(self) -> list[Rule]:
+        """The rules that would allow unrestricted use of a code-executing tool, in declaration order."""
+        return [rule for rule in self._state.rules if rule.dangerous]
+
+    def __len__(self) -> int:
+        return len(self._state.rules)
+
+    def __repr__(self) -> str:
+        state = self._state
+        guard = " auto_allow_dangerous" if self._auto_allow_dangerous else ""
+        return f"<PermissionRules rules={len(state.rules)}{guard}>"
+
+    # -- classifying ---------------------------------------------------------------------------------
+
+    def classify(self, tool_name: str, arguments: object = None) -> Decision | None:
+        """The effective decision of the first rule that matches the call, or ``None`` if none does."""
+        match = self._first_match(tool_name, arguments)
+        return None if match is None else match.decision
+
+    def explain(self, tool_name: str, arguments: object = None) -> RuleMatch | None:
+        """The rule ``classify`` uses for the call, with its index, or ``None`` if no rule matches."""
+        return self._first_match(tool_name, arguments)
+
+    def _first_match(self, tool_name: str, arguments: object) -> RuleMatch | None:
+        if type(tool_name) is not str:
+            # Checked before the cache lookup: an unhashable name would fail there with a message that
+            # does not name the field.
+            if not isinstance(tool_name, str):
+                raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
+            # A str subclass such as a StrEnum member hashes differently from its text: look up the text.
+            tool_name = str(tool_name)
+        state = self._state  # one read: the rules and cache of a single version
+        candidates = state.candidates.get(tool_name)
+        if candidates is None:
+            candidates = self._candidates(state, tool_name)
+        # Rules for other tools are not looked at; the arguments are serialized once, and only when a
+        # candidate has an argument pattern.
+        serialized: str | None = None
+        for pattern, match in candidates:
+            if pattern is None:
+                return match
+            if serialized is None:
+                serialized = serialize_arguments(arguments)
+            if isinstance(pattern, str):
+                if pattern in serialized:
+                    return match
+            elif pattern.search(serialized) is not None:
+                return match
+        return None
+
+    def _candidates(self, state: _State, tool_name: str) -> _Candidates:
+        """Work out, once per name and version, which rules can apply to ``tool_name``; cache that."""
+        entries = state.entries
+        found: list[_Entry] = []
+        for index, rule in enumerate(state.rules):
+            if rule.tool_matches(tool_name):
+                entry = entries[index]
+                if entry is None:
+                    # Two threads may both make it: equal values, either one will do.
+                    entry = (rule.argument_pattern, RuleMatch(rule, index, None, rule.effective_decision))
+                    entries[index] = entry
+                found.append(entry)
+        candidates = tuple(found)
+        with self._lock:
+            cache = state.candidates
+            if tool_name not in cache and len(cache) >= _CANDIDATE_CACHE_SIZE:
+                del cache[next(iter(cache))]  # the oldest name: a FIFO bound is enough here
+            cache[str(tool_name)] = candidates
+        return candidates
+
+    # -- snapshots -----------------------------------------------------------------------------------
+
+    def snapshot(self) -> dict[str, Any]:
+        """The ruleset as versioned, JSON-safe data (``from_snapshot`` restores it).
+
+        Raises:
+            ValueError: a regex carries a flag other than IGNORECASE, DOTALL or VERBOSE.
+        """
+        return {
+            "version": SNAPSHOT_VERSION,
+            "auto_allow_dangerous": self._auto_allow_dangerous,
+            "rules": [rule.snapshot() for rule in self._state.rules],
+        }
+
+    @classmethod
+    def from_snapshot(cls, snapshot: Mapping[str, Any], *, path: str = "") -> PermissionRules:
+        """Build a ruleset from ``snapshot()`` data (also the Ruby gem's); strict.
+
+        Raises:
+            InvalidSnapshotError: anything unknown, missing, mistyped or uncompilable, naming its path.
+        """
+        data = read_mapping(snapshot, path, required=("version", "rules"), optional=("auto_allow_dangerous",))
+        read_version(data, path)
+        auto_allow_dangerous = read_bool(
+            data.get("auto_allow_dangerous", False), child(path, "auto_allow_dangerous")
+        )
+        rules_path = child(path, "rules")
+        parsed = tuple(
+            _read_rule(entry, child(rules_path, position), auto_allow_dangerous)
+            for position, entry in enumerate(read_list(data["rules"], rules_path))
+        )
+        ruleset = cls(auto_allow_dangerous=auto_allow_dangerous)
+        ruleset._extend(parsed)
+        return ruleset
+
+
+def _read_rule(entry: object, path: str, auto_allow_dangerous: bool) -> Rule:
+    data = read_mapping(entry, path, required=("decision", "tool_pattern"), optional=("argument_pattern",))
+    decision = data["decision"]
+    if decision not in DECISIONS:
+        fail(child(path, "decision"), "one of 'allow', 'ask', 'deny'", decision)
+    tool_path = child(path, "tool_pattern")
+    tool_pattern = decode_pattern(data["tool_pattern"], tool_path)
+    if tool_pattern == "":
+        fail(child(tool_path, "value"), "a non-empty tool name", tool_pattern)
+    raw_argument = data.get("argument_pattern")
+    argument_pattern = (
+        None if raw_argument is None else decode_pattern(raw_argument, child(path, "argument_pattern"))
+    )
+    return _make_rule(
+        decision,
+        tool_pattern,
+        None if argument_pattern is ALL else argument_pattern,
+        auto_allow_dangerous,
+    )

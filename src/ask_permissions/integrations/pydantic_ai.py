@@ -1,0 +1,194 @@
+"""An ``ApprovalPolicy`` in front of the tools of a pydantic-ai agent, through deferred tool approval.
+
+Wrap a toolset in ``PermissionToolset(toolset, policy)`` and give the agent ``DeferredToolRequests`` as a
+possible output type. Before each call the policy decides:
+
+- ``proceed``: the tool runs.
+- ``block``: the tool does not run; the model gets a failed tool result carrying the reason
+  (pydantic-ai's ``ToolFailed``), so it can take another path.
+- ``pending``: the call is deferred for approval (pydantic-ai's ``ApprovalRequired``) and the run ends
+  with ``DeferredToolRequests``; its ``metadata[tool_call_id]`` is the ``PermissionRequest`` (``action_id``,
+  ``tool_call_id``, ``tool``, ``args``, ``reason``). An action the queue approved by itself
+  (auto-approval) runs without deferring.
+
+A person then approves or rejects the queued actions through the queue (``policy.queue.approve(id,
+scope=...)`` / ``policy.queue.reject(id, feedback=...)``), and ``deferred_tool_results(policy, requests)``
+turns those decisions into the ``DeferredToolResults`` for the next run (with the same message
+history): approved calls run, rejected ones reach the model as denials carrying the feedback.
+
+Needs ``pip install 'ask-permissions[pydantic-ai]'``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, final
+
+try:
+    from pydantic_ai import (
+        ApprovalRequired,
+        DeferredToolRequests,
+        DeferredToolResults,
+        RunContext,
+        ToolApproved,
+        ToolDenied,
+        ToolFailed,
+    )
+    from pydantic_ai.tools import AgentDepsT
+    from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
+except ImportError as error:
+    raise ImportError(
+        "ask_permissions.integrations.pydantic_ai needs pydantic-ai 2.16 or later: "
+        "pip install 'ask-permissions[pydantic-ai]'"
+    ) from error
+
+from ask_permissions._tool_call import ToolCall
+
+from ._common import (
+    PermissionRequest,
+    ProjectGrantHook,
+    apply_scope,
+    find_queued,
+    pending_reason,
+    permission_request,
+    rejection_text,
+)
+
+if TYPE_CHECKING:
+    from ask_permissions import Action, ApprovalPolicy
+
+__all__ = ["PermissionRequest", "PermissionToolset", "deferred_tool_results", "permission_requests"]
+
+
+@final
+@dataclass
+class PermissionToolset(WrapperToolset[AgentDepsT]):
+    """A toolset that asks an ``ApprovalPolicy`` before each call to a tool of the toolset it wraps.
+
+    Args:
+        wrapped: the toolset whose calls are checked (for example a ``FunctionToolset``).
+        policy: decides each call; its queue holds the calls waiting for a person.
+        on_project_grant: called with an approved action whose scope is ``"project"``, so the host can
+            record the grant in its own project store; without it a project approval counts once.
+            A ``"session"`` approval grants the tool in ``policy.session_grants`` (once, if it has none).
+
+    Thread-safe as far as the policy and queue are; the toolset holds no state of its own.
+    """
+
+    policy: ApprovalPolicy
+    on_project_grant: ProjectGrantHook | None = None
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
+    ) -> Any:
+        """Run the tool if the policy (or a person) allows it; otherwise fail the call with the reason."""
+        if ctx.tool_call_approved:
+            refusal = self._check_approved(name, tool_args, ctx)
+        else:
+            refusal = self._check(name, tool_args, ctx.tool_call_id)
+        if refusal is not None:
+            raise ToolFailed(refusal)
+        return await super().call_tool(name, tool_args, ctx, tool)
+
+    def _check(self, name: str, args: dict[str, Any], call_id: str | None) -> str | None:
+        """``None`` when the tool may run, else the reason it may not; defers a call that must wait."""
+        result = self.policy.before_tool_call(ToolCall(name, args, call_id))
+        if result["action"] == "proceed":
+            return None
+        if result["action"] == "block":
+            return result["reason"]
+        action = self.policy.lookup(result["action_id"])
+        if action is None:  # the queue lost its own action: fail closed
+            return result["reason"]
+        if action.is_pending or action.is_applying:
+            raise ApprovalRequired(metadata=dict(permission_request(action, result["reason"])))
+        return self._verdict(action)
+
+    def _check_approved(self, name: str, args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> str | None:
+        """The host approved this call in ``DeferredToolResults``: run it if the queue agrees."""
+        known = _action_id(ctx.tool_call_metadata)
+        action = find_queued(self.policy, ctx.tool_call_id, name, args, known)
+        if action is None:
+            # No pending action stands for this call (approved by hand without the request's metadata,
+            # with edited arguments, or after a restart that lost the queue): ask the policy afresh, so
+            # deny rules still hold; a call it queues now counts as approved by the host.
+            result = self.policy.before_tool_call(ToolCall(name, args, ctx.tool_call_id))
+            if result["action"] == "proceed":
+                return None
+            if result["action"] == "block":
+                return result["reason"]
+            action = self.policy.lookup(result["action_id"])
+            if action is None:
+                return result["reason"]
+        if action.is_pending:
+            # The framework-level approval is the person's decision: record it in the queue.
+            self.policy.queue.approve(action.id)
+            action = self.policy.lookup(action.id) or action
+        return self._verdict(action)
+
+    def _verdict(self, action: Action) -> str | None:
+        if action.is_approved:
+            apply_scope(self.policy, action, self.on_project_grant)
+            return None
+        if action.is_rejected:
+            return rejection_text(action)
+        return pending_reason(action.tool_name)
+
+
+def permission_requests(requests: DeferredToolRequests) -> list[PermissionRequest]:
+    """The ``PermissionRequest`` of each call a ``PermissionToolset`` deferred, in the model's call order."""
+    found: list[PermissionRequest] = []
+    for call in requests.approvals:
+        metadata = requests.metadata.get(call.tool_call_id)
+        if _action_id(metadata) is not None:
+            found.append(metadata)  # type: ignore[arg-type]  # checked by _action_id
+    return found
+
+
+def deferred_tool_results(policy: ApprovalPolicy, requests: DeferredToolRequests) -> DeferredToolResults:
+    """The ``DeferredToolResults`` for the calls a ``PermissionToolset`` deferred, from the queue's verdicts.
+
+    An approved action's call is approved (it runs in the next run, and a ``"session"`` or ``"project"``
+    scope takes effect when it does); a rejected one is denied with the rejection text and feedback.
+    Calls deferred by other toolsets are left out: add their results with ``DeferredToolResults.update``.
+
+    Raises:
+        ValueError: an action is still pending (resolve every one first), or is unknown to the policy's
+            queue (restore the queue's snapshot before building the results).
+    """
+    approvals: dict[str, bool | ToolApproved | ToolDenied] = {}
+    metadata: dict[str, dict[str, Any]] = {}
+    undecided: list[str] = []
+    for call in requests.approvals:
+        call_id = call.tool_call_id
+        request = requests.metadata.get(call_id)
+        action_id = _action_id(request)
+        if action_id is None:
+            continue
+        action = policy.lookup(action_id)
+        if action is None or action.tool_call_id != call_id:
+            raise ValueError(
+                f"requests.metadata[{call_id!r}]: action {action_id} is not in the policy's queue; "
+                "restore the queue's snapshot before building the results"
+            )
+        if action.is_approved:
+            approvals[call_id] = ToolApproved()
+            metadata[call_id] = dict(request)  # type: ignore[arg-type]  # checked by _action_id
+        elif action.is_rejected:
+            approvals[call_id] = ToolDenied(rejection_text(action))
+        else:
+            undecided.append(f"{action.id} ({action.tool_name!r})")
+    if undecided:
+        raise ValueError(f"actions still pending: {', '.join(undecided)}; approve or reject them first")
+    return DeferredToolResults(approvals=approvals, metadata=metadata)
+
+
+def _action_id(metadata: object) -> int | None:
+    """The action id a ``PermissionToolset`` put in a deferred call's metadata, or ``None``."""
+    if not isinstance(metadata, Mapping):
+        return None
+    action_id = metadata.get("action_id")
+    if isinstance(action_id, int) and not isinstance(action_id, bool) and "tool" in metadata:
+        return action_id
+    return None

@@ -1,0 +1,454 @@
+"""PermissionMiddleware: real LangChain v1 agents, with a scripted offline chat model, no network."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain.agents")  # a guard only: the test extra installs LangChain, so CI runs these
+
+from langchain.agents import create_agent
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, ToolMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from langchain_core.tools import BaseTool, tool
+from langgraph.checkpoint.memory import InMemorySaver
+from langgraph.types import Command
+
+from ask_permissions import (
+    Action,
+    ApprovalPolicy,
+    ApprovalQueue,
+    PermissionRules,
+    SessionPermissionGrants,
+)
+from ask_permissions.integrations.langchain import PermissionMiddleware
+
+Plan = dict[str, list[tuple[str, dict[str, Any]]]]
+
+# What the scripted model does on each user message: the tool calls it makes (the call ids are
+# "<message>-<n>"); once the tools have answered, it replies with what they said.
+PLAN: Plan = {
+    "read": [("read_file", {"path": "notes.txt"})],
+    "delete": [("delete_user", {"name": "bob"})],
+    "list": [("bash", {"command": "ls"})],
+    "list again": [("bash", {"command": "ls -l"})],
+    "fetch": [("fetch", {"url": "https://example.org"})],
+    "two": [("bash", {"command": "pwd"}), ("bash", {"command": "whoami"})],
+}
+
+
+# Resume values that are not decisions: what they are, the error they raise, and its message.
+MALFORMED_DECISIONS = [
+    pytest.param("yes", TypeError, "expected a PermissionDecision", id="not-a-mapping"),
+    pytest.param({"decision": "maybe"}, ValueError, "'approve', 'reject' or 'queue'", id="unknown"),
+    pytest.param({"decision": "approve", "scope": "forever"}, ValueError, "decision.scope", id="bad-scope"),
+    pytest.param({"decision": "reject", "feedback": 3}, ValueError, "decision.feedback", id="bad-feedback"),
+]
+
+
+class ScriptedChatModel(BaseChatModel):
+    """A chat model that follows PLAN and records every tool result it is shown."""
+
+    plan: Plan
+    seen: list[ToolMessage] = []  # noqa: RUF012  # pydantic copies field defaults per instance
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted"
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        last = messages[-1]
+        if isinstance(last, ToolMessage):
+            answers = []
+            for message in reversed(messages):
+                if not isinstance(message, ToolMessage):
+                    break
+                self.seen.append(message)
+                answers.append(f"{message.name}: {message.content}")
+            reply = AIMessage(content=" | ".join(reversed(answers)))
+        else:
+            assert isinstance(last, HumanMessage)
+            text = str(last.content)
+            calls = [
+                {"name": name, "args": args, "id": f"{text}-{number}", "type": "tool_call"}
+                for number, (name, args) in enumerate(self.plan[text], start=1)
+            ]
+            reply = AIMessage(content="", tool_calls=calls)
+        return ChatResult(generations=[ChatGeneration(message=reply)])
+
+    def bind_tools(self, tools: Sequence[object], **kwargs: Any) -> ScriptedChatModel:
+        return self  # the script ignores the tool schemas
+
+
+class Tools:
+    """The agent's tools; each records the calls that really ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+
+        @tool
+        def read_file(path: str) -> str:
+            """Read a file."""
+            self.ran.append(("read_file", {"path": path}))
+            return f"contents of {path}"
+
+        @tool
+        def bash(command: str) -> str:
+            """Run a shell command."""
+            self.ran.append(("bash", {"command": command}))
+            return f"ran {command}"
+
+        @tool
+        def delete_user(name: str) -> str:
+            """Delete a user."""
+            self.ran.append(("delete_user", {"name": name}))
+            return f"deleted {name}"
+
+        @tool
+        def fetch(url: str) -> str:
+            """Fetch a URL."""
+            self.ran.append(("fetch", {"url": url}))
+            return f"fetched {url}"
+
+        self.all: list[BaseTool] = [read_file, bash, delete_user, fetch]
+
+
+class FetchTool:
+    """Tool metadata: fetch needs approval, but the queue may approve it by itself."""
+
+    approval_required = True
+    auto_approvable = True
+
+
+class Host:
+    """One process of a host application: its own queue, grants, policy, model and agent.
+
+    ``restart()`` builds the next process from JSON snapshots of the queue and grants, sharing only the
+    LangGraph checkpointer (the framework's own durable state).
+    """
+
+    def __init__(
+        self,
+        *,
+        saver: InMemorySaver | None = None,
+        queue_snapshot: object = None,
+        grants_snapshot: object = None,
+        on_project_grant: Callable[[Action], object] | None = None,
+    ) -> None:
+        self.saver = saver or InMemorySaver()
+        self.queue = ApprovalQueue(auto_approve={"fetch": True})
+        if queue_snapshot is not None:
+            self.queue.restore_pending(queue_snapshot)
+        self.grants = (
+            SessionPermissionGrants()
+            if grants_snapshot is None
+            else SessionPermissionGrants.from_snapshot(grants_snapshot)
+        )
+        self.policy = ApprovalPolicy(
+            queue=self.queue,
+            rules=PermissionRules(lambda r: r.allow("read_file").deny("delete_user")),
+            require_approval="bash",
+            tools={"fetch": FetchTool()},
+            session_grants=self.grants,
+        )
+        self.on_project_grant = on_project_grant
+        self.tools = Tools()
+        self.model = ScriptedChatModel(plan=PLAN)
+        self.agent = create_agent(
+            self.model,
+            self.tools.all,
+            middleware=[PermissionMiddleware(self.policy, on_project_grant=on_project_grant)],
+            checkpointer=self.saver,
+        )
+        self.config: Any = {"configurable": {"thread_id": "thread-1"}}
+
+    def say(self, text: str) -> dict[str, Any]:
+        return self.agent.invoke({"messages": [HumanMessage(text)]}, self.config)
+
+    def resume(self, value: object) -> dict[str, Any]:
+        return self.agent.invoke(Command(resume=value), self.config)
+
+    def restart(self) -> Host:
+        return Host(
+            saver=self.saver,
+            queue_snapshot=json.loads(json.dumps(self.queue.snapshot())),
+            grants_snapshot=json.loads(json.dumps(self.grants.snapshot())),
+            on_project_grant=self.on_project_grant,
+        )
+
+
+def _interrupts(state: dict[str, Any]) -> list[Any]:
+    return list(state.get("__interrupt__", []))
+
+
+def _reply(state: dict[str, Any]) -> str:
+    message = state["messages"][-1]
+    assert isinstance(message, AIMessage)
+    return str(message.content)
+
+
+def _pause(host: Host, text: str) -> Any:
+    """Say ``text``; the agent must pause on exactly one interrupt, which is returned."""
+    state = host.say(text)
+    (pause,) = _interrupts(state)
+    return pause
+
+
+class TestProceed:
+    """A call the policy lets through runs at once."""
+
+    def test_allowed_call_runs(self) -> None:
+        """An allow rule runs the tool, and the model sees its result."""
+        host = Host()
+        state = host.say("read")
+        assert not _interrupts(state)
+        assert host.tools.ran == [("read_file", {"path": "notes.txt"})]
+        assert _reply(state) == "read_file: contents of notes.txt"
+        assert host.queue.pending_actions == []
+
+
+class TestBlock:
+    """A call the policy blocks never runs; the model reads why."""
+
+    def test_denied_call_never_runs_and_the_model_sees_the_reason(self) -> None:
+        """A deny rule answers with an error ToolMessage carrying the policy's reason."""
+        host = Host()
+        state = host.say("delete")
+        assert not _interrupts(state)
+        assert host.tools.ran == []
+        (seen,) = host.model.seen
+        assert seen.content == "Denied by permission rules: 'delete_user'"
+        assert seen.status == "error"
+        assert seen.tool_call_id == "delete-1"
+        assert _reply(state) == "delete_user: Denied by permission rules: 'delete_user'"
+        assert host.queue.pending_actions == []
+
+
+class TestPending:
+    """A call that needs a person pauses the graph until the person decides."""
+
+    def test_pause_carries_the_queued_action(self) -> None:
+        """The interrupt's value names the action id, tool, arguments and reason; the tool has not run."""
+        host = Host()
+        pause = _pause(host, "list")
+        assert pause.value == {
+            "action_id": 1,
+            "tool_call_id": "list-1",
+            "tool": "bash",
+            "args": {"command": "ls"},
+            "reason": "Tool 'bash' requires approval",
+        }
+        assert host.tools.ran == []
+        assert [action.id for action in host.queue.pending_actions] == [1]
+
+    def test_approval_after_a_restart_runs_the_tool(self) -> None:
+        """Queue and grants restored from JSON in a fresh setup; an approval runs the tool once."""
+        first = Host()
+        _pause(first, "list")
+        second = first.restart()
+        state = second.resume({"decision": "approve"})
+        assert not _interrupts(state)
+        assert second.tools.ran == [("bash", {"command": "ls"})]
+        assert first.tools.ran == []
+        assert _reply(state) == "bash: ran ls"
+        action = second.queue[1]
+        assert action is not None
+        assert action.is_approved
+        assert action.resolution_scope == "once"
+        assert second.queue.snapshot()["next_id"] == 1  # the re-run did not queue the call again
+
+    def test_rejection_after_a_restart_reaches_the_model(self) -> None:
+        """A rejection never runs the tool; the model reads it with the person's feedback."""
+        first = Host()
+        _pause(first, "list")
+        second = first.restart()
+        state = second.resume({"decision": "reject", "feedback": "use read_file instead"})
+        assert not _interrupts(state)
+        assert second.tools.ran == []
+        (seen,) = second.model.seen
+        assert seen.content == "The call to 'bash' was rejected: use read_file instead"
+        assert seen.status == "error"
+        action = second.queue[1]
+        assert action is not None
+        assert action.is_rejected
+        assert action.feedback == "use read_file instead"
+
+    def test_rejection_without_feedback(self) -> None:
+        """Without feedback the model still learns the call was rejected."""
+        host = Host()
+        _pause(host, "list")
+        host.resume({"decision": "reject"})
+        assert [message.content for message in host.model.seen] == ["The call to 'bash' was rejected"]
+
+    def test_decision_taken_through_the_queue(self) -> None:
+        """Resuming with "queue" uses the queue's verdict: a person approved through the queue."""
+        host = Host()
+        pause = _pause(host, "list")
+        host.queue.approve(pause.value["action_id"])
+        state = host.resume({"decision": "queue"})
+        assert not _interrupts(state)
+        assert host.tools.ran == [("bash", {"command": "ls"})]
+
+    def test_still_pending_pauses_again(self) -> None:
+        """Resuming with "queue" while the action still waits pauses again on the same action."""
+        host = Host()
+        _pause(host, "list")
+        state = host.resume({"decision": "queue"})
+        (again,) = _interrupts(state)
+        assert again.value["action_id"] == 1
+        assert host.tools.ran == []
+        state = host.resume({"decision": "approve"})
+        assert host.tools.ran == [("bash", {"command": "ls"})]
+        assert host.queue.snapshot()["next_id"] == 1
+
+    def test_parallel_calls_pause_and_resume_independently(self) -> None:
+        """Two queued calls in one turn give two interrupts, each answered by its interrupt id."""
+        host = Host()
+        state = host.say("two")
+        pauses = {pause.value["args"]["command"]: pause for pause in _interrupts(state)}
+        assert sorted(pauses) == ["pwd", "whoami"]
+        host = host.restart()
+        state = host.resume(
+            {
+                pauses["pwd"].id: {"decision": "approve"},
+                pauses["whoami"].id: {"decision": "reject", "feedback": "no"},
+            }
+        )
+        assert not _interrupts(state)
+        assert host.tools.ran == [("bash", {"command": "pwd"})]
+        assert _reply(state) == "bash: ran pwd | bash: The call to 'bash' was rejected: no"
+
+    @pytest.mark.parametrize(("decision", "error", "match"), MALFORMED_DECISIONS)
+    def test_malformed_decision_is_refused(
+        self, decision: object, error: type[Exception], match: str
+    ) -> None:
+        """A resume value that is not a decision raises, and neither runs the tool nor resolves the action."""
+        host = Host()
+        _pause(host, "list")
+        with pytest.raises(error, match=match):
+            host.resume(decision)
+        assert host.tools.ran == []
+        assert host.queue.is_pending(1)
+
+
+class TestAutoApproval:
+    """An action the queue approves by itself runs without pausing."""
+
+    def test_auto_approvable_call_runs_without_pausing(self) -> None:
+        """fetch is auto-approvable and listed in auto_approve: no interrupt, the tool runs."""
+        host = Host()
+        state = host.say("fetch")
+        assert not _interrupts(state)
+        assert host.tools.ran == [("fetch", {"url": "https://example.org"})]
+        action = host.queue[1]
+        assert action is not None
+        assert action.is_approved
+
+    def test_auto_approval_waits_behind_a_person(self) -> None:
+        """Behind a call waiting for a person, an auto-approvable call waits too (the queue keeps order)."""
+        host = Host()
+        host.policy.before_tool_call({"name": "bash", "arguments": {"command": "x"}, "id": "elsewhere"})
+        pause = _pause(host, "fetch")
+        assert pause.value["tool"] == "fetch"
+        host.queue.reject(1)
+        # A rejection drains nothing: fetch waits until the next submit or drain.
+        state = host.resume({"decision": "queue"})
+        assert _interrupts(state)
+        host.queue.drain()
+        state = host.resume({"decision": "queue"})
+        assert not _interrupts(state)
+        assert host.tools.ran == [("fetch", {"url": "https://example.org"})]
+
+
+class TestScopes:
+    """An approval's scope reaches beyond its call when the person says so."""
+
+    def test_session_scope_lets_the_next_call_through(self) -> None:
+        """A "session" approval grants the tool; the next call runs without pausing, even after a restart."""
+        host = Host()
+        _pause(host, "list")
+        host.resume({"decision": "approve", "scope": "session"})
+        assert host.grants.is_granted("bash")
+        host = host.restart()
+        state = host.say("list again")
+        assert not _interrupts(state)
+        assert host.tools.ran == [("bash", {"command": "ls -l"})]
+        assert host.grants.snapshot() == {"version": 1, "granted_tools": ["bash"]}
+
+    def test_once_scope_asks_again(self) -> None:
+        """A "once" approval covers that call only: the next call pauses again."""
+        host = Host()
+        _pause(host, "list")
+        host.resume({"decision": "approve"})
+        assert not host.grants.is_granted("bash")
+        pause = _pause(host, "list again")
+        assert pause.value["action_id"] == 2
+
+    def test_project_scope_calls_the_hosts_hook(self) -> None:
+        """A "project" approval is handed to on_project_grant; session grants stay untouched."""
+        granted: list[Action] = []
+        host = Host(on_project_grant=granted.append)
+        _pause(host, "list")
+        host.resume({"decision": "approve", "scope": "project"})
+        assert [(action.id, action.tool_name, action.resolution_scope) for action in granted] == [
+            (1, "bash", "project")
+        ]
+        assert not host.grants.is_granted("bash")
+        assert host.tools.ran == [("bash", {"command": "ls"})]
+
+    def test_project_scope_without_a_hook_counts_once(self) -> None:
+        """Without on_project_grant a "project" approval covers that call only."""
+        host = Host()
+        _pause(host, "list")
+        host.resume({"decision": "approve", "scope": "project"})
+        assert host.tools.ran == [("bash", {"command": "ls"})]
+        pause = _pause(host, "list again")
+        assert pause.value["tool"] == "bash"
+
+
+class TestAsync:
+    """The async path (ainvoke) behaves like the sync one."""
+
+    def test_async_pause_restart_and_approval(self) -> None:
+        """ainvoke pauses on a queued call, and resumes after a restart to run it."""
+        first = Host()
+
+        async def scenario() -> tuple[dict[str, Any], dict[str, Any], Host]:
+            paused = await first.agent.ainvoke({"messages": [HumanMessage("list")]}, first.config)
+            second = first.restart()
+            resumed = await second.agent.ainvoke(Command(resume={"decision": "approve"}), second.config)
+            return paused, resumed, second
+
+        paused, resumed, second = asyncio.run(scenario())
+        assert [pause.value["action_id"] for pause in _interrupts(paused)] == [1]
+        assert not _interrupts(resumed)
+        assert second.tools.ran == [("bash", {"command": "ls"})]
+
+    def test_async_block(self) -> None:
+        """ainvoke refuses a denied call with the reason."""
+        host = Host()
+        state = asyncio.run(host.agent.ainvoke({"messages": [HumanMessage("delete")]}, host.config))
+        assert _reply(state) == "delete_user: Denied by permission rules: 'delete_user'"
+        assert host.tools.ran == []
+
+
+class TestMiddleware:
+    """The middleware object itself."""
+
+    def test_repr_and_policy(self) -> None:
+        """It exposes its policy and names it in its repr."""
+        host = Host()
+        middleware = PermissionMiddleware(host.policy)
+        assert middleware.policy is host.policy
+        assert repr(middleware).startswith("<PermissionMiddleware policy=")

@@ -1,0 +1,467 @@
+"""The ask-permissions command: demo, check and lint, their exit statuses, bad input without tracebacks."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ask_permissions
+from ask_permissions import ALL, PermissionRules, ToolCall
+from ask_permissions._cli import main
+from ask_permissions._demo import demo_policy_bytes, run_demo
+from ask_permissions._lint import lint_rules
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "policy.toml"
+# The subprocess imports the very package this test process imported (the source tree or an install).
+PACKAGE_PARENT = str(Path(ask_permissions.__file__).resolve().parent.parent)
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m ask_permissions ARGS`` as a user would, capturing its output."""
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [PACKAGE_PARENT, os.environ.get("PYTHONPATH")])),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "ask_permissions", *args],
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+def in_process(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    """``main(argv)`` in this process: status, stdout and stderr."""
+    status = main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def write_policy(tmp_path: Path, rules: list[dict[str, Any]], **extra: Any) -> Path:
+    """A JSON policy file with these rules (snapshot form)."""
+    path = tmp_path / "policy.json"
+    data = {"version": 1, "rules": {"version": 1, "rules": rules}, **extra}
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
+def string(value: str) -> dict[str, str]:
+    return {"type": "string", "value": value}
+
+
+def regexp(source: str, flags: str = "") -> dict[str, str]:
+    return {"type": "regexp", "source": source, "flags": flags}
+
+
+EVERY_TOOL = {"type": "all"}
+
+
+class TestSubprocess:
+    """The command as a user runs it: one python start per case, so only a few cases."""
+
+    def test_demo(self) -> None:
+        """demo runs the scripted session to the end and exits 0."""
+        result = run_cli("demo")
+        assert result.returncode == 0, result.stderr
+        assert result.stderr == ""
+        assert result.stdout.startswith("A scripted agent session, decided by examples/policy.toml")
+        for shown in ("-> proceed", "-> block", "-> pending", "approves #1 (scope 'session')", "restored 2"):
+            assert shown in result.stdout
+
+    @pytest.mark.parametrize(
+        ("tool", "args", "status", "first_line"),
+        [
+            pytest.param("read_file", None, 0, "outcome: proceed", id="proceed-0"),
+            pytest.param("bash", '{"command": "make"}', 3, "outcome: pending", id="pending-3"),
+            pytest.param("bash", '{"command": "rm -rf /"}', 4, "outcome: block", id="block-4"),
+        ],
+    )
+    def test_check_exit_statuses(self, tool: str, args: str | None, status: int, first_line: str) -> None:
+        """check exits 0 for proceed, 3 for pending, 4 for block."""
+        result = run_cli("check", str(EXAMPLE), tool, *([] if args is None else [args]))
+        assert (result.returncode, result.stderr) == (status, "")
+        assert result.stdout.splitlines()[0] == first_line
+
+    def test_check_json(self) -> None:
+        """check --json prints the decision record."""
+        result = run_cli("check", str(EXAMPLE), "bash", '{"command": "rm -rf /"}', "--json")
+        assert result.returncode == 4
+        record = json.loads(result.stdout)
+        assert (record["outcome"], record["layer"], record["rule"]["index"]) == ("block", "deny_rule", 0)
+        assert record["action_id"] is None
+
+    def test_lint(self, tmp_path: Path) -> None:
+        """lint exits 0 on the clean example and 1 with a finding a line."""
+        clean = run_cli("lint", str(EXAMPLE))
+        assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
+        path = write_policy(tmp_path, [{"decision": "allow", "tool_pattern": string("bash")}])
+        found = run_cli("lint", str(path))
+        assert (found.returncode, found.stderr) == (1, "")
+        assert found.stdout.startswith("rule 0 (allow bash): downgraded to ask by the dangerous-tool guard")
+        assert len(found.stdout.splitlines()) == 1
+
+    @pytest.mark.parametrize(
+        ("files", "args", "message"),
+        [
+            pytest.param(
+                {}, ("lint", "missing.toml"), "missing.toml: No such file or directory", id="missing"
+            ),
+            pytest.param({"p.json": '{"version": 1,'}, ("lint", "p.json"), "p.json: invalid JSON", id="json"),
+            pytest.param({"p.toml": "version = [\n"}, ("lint", "p.toml"), "p.toml: invalid TOML", id="toml"),
+            pytest.param(
+                {"p.json": '{"version": 1, "mode": "yolo"}'},
+                ("check", "p.json", "bash"),
+                "p.json: mode: expected one of",
+                id="snapshot",
+            ),
+            pytest.param(
+                {"p.json": '{"version": 1}'},
+                ("check", "p.json", "bash", "{oops"),
+                "ARGS_JSON is not valid",
+                id="args",
+            ),
+        ],
+    )
+    def test_bad_input(
+        self, tmp_path: Path, files: dict[str, str], args: Sequence[str], message: str
+    ) -> None:
+        """Bad input: one line on stderr naming the problem, status 2, no traceback."""
+        for name, content in files.items():
+            (tmp_path / name).write_text(content, encoding="utf-8")
+        result = run_cli(
+            *(str(tmp_path / arg) if arg in files or arg.endswith(".toml") else arg for arg in args)
+        )
+        assert result.returncode == 2
+        assert result.stdout == ""
+        assert "Traceback" not in result.stderr
+        assert len(result.stderr.splitlines()) == 1
+        assert result.stderr.startswith("ask-permissions: error: ")
+        assert message in result.stderr
+
+    def test_usage_error(self) -> None:
+        """An unknown command is an argparse usage error: status 2, no traceback."""
+        result = run_cli("chek")
+        assert result.returncode == 2
+        assert "invalid choice: 'chek'" in result.stderr
+        assert "Traceback" not in result.stderr
+
+
+class TestCheck:
+    """check prints the outcome, the deciding layer, the matched rule and the reason."""
+
+    def test_human_output(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The four lines, with the rule described."""
+        status, out, err = in_process(capsys, "check", str(EXAMPLE), "bash", '{"command": "rm -rf /"}')
+        assert (status, err) == (4, "")
+        assert out.splitlines() == [
+            "outcome: block",
+            "layer:   deny_rule",
+            'rule:    rule 0: deny bash, arguments containing "rm -rf"',
+            "reason:  Denied by permission rules: 'bash'",
+        ]
+
+    def test_no_rule_and_auto_approvable(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """A call no rule matches says so; an auto-approvable submission is marked."""
+        status, out, _ = in_process(capsys, "check", str(EXAMPLE), "fetch", '{"url": "https://example.org"}')
+        assert status == 3
+        assert out.splitlines() == [
+            "outcome: pending (auto-approvable)",
+            "layer:   approval_required",
+            "rule:    (no rule matched)",
+            "reason:  Tool 'fetch' requires approval",
+        ]
+
+    def test_rule_set_layer_and_downgrade(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A rule-set rule names its layer; a guarded allow says how it was applied."""
+        path = tmp_path / "set.json"
+        project = {"version": 1, "rules": [{"decision": "allow", "tool_pattern": regexp("^ba")}]}
+        path.write_text(
+            json.dumps({"version": 1, "rules": {"version": 1, "project_rules": project}}), "utf-8"
+        )
+        status, out, _ = in_process(capsys, "check", str(path), "bash")
+        assert status == 3
+        assert out.splitlines()[2] == (
+            "rule:    project rule 0: allow tools matching /^ba/ (applied as ask: the dangerous-tool guard)"
+        )
+
+    def test_json_matches_evaluate(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """--json prints exactly the record evaluate() returns (but its timestamp)."""
+        status, out, _ = in_process(capsys, "check", "--json", str(EXAMPLE), "write_file", '{"path": "a"}')
+        printed = json.loads(out)
+        expected = (
+            ask_permissions.load_policy(EXAMPLE).evaluate(ToolCall("write_file", {"path": "a"})).to_dict()
+        )
+        assert status == 3
+        assert {**printed, "ts": None} == {**expected, "ts": None}
+
+    @pytest.mark.parametrize(
+        ("argv", "message"),
+        [
+            pytest.param(("check", str(EXAMPLE), ""), "TOOL: expected a tool name; got ''", id="empty-tool"),
+            pytest.param(("check", str(EXAMPLE), "x", "[1,"), "ARGS_JSON is not valid JSON", id="args-json"),
+            pytest.param(("lint", str(ROOT / "examples")), "cannot read", id="directory"),
+        ],
+    )
+    def test_bad_input(self, capsys: pytest.CaptureFixture[str], argv: Sequence[str], message: str) -> None:
+        """More bad input, in process: one line on stderr, status 2."""
+        status, out, err = in_process(capsys, *argv)
+        assert (status, out) == (2, "")
+        assert err.count("\n") == 1
+        assert message in err
+
+    def test_help_and_usage_return_statuses(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """main returns argparse's statuses instead of raising SystemExit."""
+        assert in_process(capsys, "--help")[0] == 0
+        assert in_process(capsys, "check")[0] == 2
+
+
+def rule(decision: str, tool: object, argument: object = None) -> dict[str, Any]:
+    """A rule in snapshot form."""
+    data: dict[str, Any] = {"decision": decision, "tool_pattern": tool}
+    if argument is not None:
+        data["argument_pattern"] = argument
+    return data
+
+
+LINT_CASES = [
+    pytest.param([rule("allow", string("bash"))], ["rule 0: downgraded"], id="guard-no-pattern"),
+    pytest.param(
+        [rule("allow", string("code"), string(""))], ["rule 0: downgraded"], id="guard-empty-substring"
+    ),
+    pytest.param(
+        [rule("allow", regexp("^re"), regexp("x*"))], ["rule 0: downgraded"], id="guard-regex-matches-empty"
+    ),
+    pytest.param([rule("allow", EVERY_TOOL)], ["rule 0: downgraded"], id="guard-all"),
+    pytest.param([rule("allow", string("bash"), string("git"))], [], id="guard-narrowed"),
+    pytest.param([rule("deny", string("bash"))], [], id="guard-only-allow"),
+    pytest.param(
+        [rule("ask", string("x")), rule("deny", string("x"), string("a"))],
+        ["rule 1: never matches: rule 0"],
+        id="no-pattern",
+    ),
+    pytest.param(
+        [rule("ask", EVERY_TOOL), rule("deny", regexp("^x"), regexp("a"))],
+        ["rule 1: never matches: rule 0"],
+        id="all-shadows-regexes",
+    ),
+    pytest.param(
+        [rule("ask", EVERY_TOOL, string("rm")), rule("deny", string("x"), string("rm -rf"))],
+        ["rule 1: never matches: rule 0"],
+        id="all-with-contained-substring",
+    ),
+    pytest.param(
+        [rule("ask", string("x"), string("git")), rule("deny", string("x"), string("git push"))],
+        ["rule 1: never matches: rule 0"],
+        id="substring-contained",
+    ),
+    pytest.param(
+        [rule("ask", string("x"), string("")), rule("deny", string("x"), regexp("a"))],
+        ["rule 1: never matches: rule 0"],
+        id="empty-substring-covers-all",
+    ),
+    pytest.param(
+        [rule("ask", string("x"), regexp("a+", "i")), rule("deny", string("x"), regexp("a+", "i"))],
+        ["rule 1: never matches: rule 0"],
+        id="identical-regex",
+    ),
+    pytest.param(
+        [rule("ask", string("x")), rule("ask", string("x")), rule("ask", string("x"))],
+        ["rule 1: never matches: rule 0", "rule 2: never matches: rule 0"],
+        id="first-shadowing-rule-named",
+    ),
+    # Not provable, so not reported:
+    pytest.param(
+        [rule("ask", string("x"), string("git push")), rule("deny", string("x"), string("git"))],
+        [],
+        id="substring-wider",
+    ),
+    pytest.param(
+        [rule("ask", string("x"), string("git")), rule("deny", string("x"))], [], id="later-unrestricted"
+    ),
+    pytest.param(
+        [rule("ask", string("x"), string("git")), rule("deny", string("x"), regexp("git"))],
+        [],
+        id="later-regex",
+    ),
+    pytest.param(
+        [rule("ask", string("x"), regexp("a")), rule("deny", string("x"), string("a"))],
+        [],
+        id="earlier-regex",
+    ),
+    pytest.param(
+        [rule("ask", string("x"), regexp("a")), rule("deny", string("x"), regexp("a", "i"))],
+        [],
+        id="flags-differ",
+    ),
+    pytest.param(
+        [rule("ask", string("x"), regexp(".*")), rule("deny", string("x"))], [], id="regex-not-compared"
+    ),
+    pytest.param([rule("ask", regexp("^x$")), rule("deny", string("x"))], [], id="earlier-tool-regex"),
+    pytest.param([rule("ask", string("x")), rule("deny", regexp("^x$"))], [], id="later-tool-regex"),
+    pytest.param([rule("ask", string("x")), rule("deny", EVERY_TOOL)], [], id="later-all"),
+    pytest.param([rule("ask", string("x")), rule("deny", string("y"))], [], id="other-tool"),
+    pytest.param([rule("ask", EVERY_TOOL, string("a")), rule("deny", EVERY_TOOL)], [], id="all-with-pattern"),
+]
+
+
+class TestLint:
+    """lint reports only what is provable: guard downgrades, shadowed rules and regexes naming no tool."""
+
+    @pytest.mark.parametrize(("rules", "expected"), LINT_CASES)
+    def test_rules(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], rules: list[Any], expected: list[str]
+    ) -> None:
+        """Each finding names the rule by index and says why; a clean file prints nothing and exits 0."""
+        status, out, err = in_process(capsys, "lint", str(write_policy(tmp_path, rules)))
+        lines = out.splitlines()
+        assert (status, err) == (1 if expected else 0, "")
+        assert len(lines) == len(expected)
+        for line, want in zip(lines, expected, strict=True):
+            label, why = want.split(": ", 1)
+            assert line.startswith(label + " (")
+            assert f"): {why}" in line
+
+    def test_message(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A shadowing finding describes both rules in one line."""
+        rules = [
+            rule("ask", EVERY_TOOL, string("secret")),
+            rule("deny", string("write"), string(".env.secret")),
+        ]
+        _, out, _ = in_process(capsys, "lint", str(write_policy(tmp_path, rules)))
+        assert out == (
+            'rule 1 (deny write, arguments containing ".env.secret"): never matches: rule 0 (ask every tool, '
+            'arguments containing "secret") comes first and matches every call it could\n'
+        )
+
+    def test_registry_regexes(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """With a tools table, a tool regex that matches none of its names is reported."""
+        rules = [rule("ask", regexp("^mcp_")), rule("ask", regexp("FILE", "i")), rule("ask", string("other"))]
+        path = write_policy(tmp_path, rules, tools={"read_file": {}, "bash": {}})
+        status, out, _ = in_process(capsys, "lint", str(path))
+        assert status == 1
+        assert out == (
+            "rule 0 (ask tools matching /^mcp_/): "
+            "its tool regex matches no tool in the policy's tools table\n"
+        )
+        without_registry = write_policy(tmp_path, rules)
+        assert in_process(capsys, "lint", str(without_registry))[:2] == (0, "")
+
+    def test_rule_set_layers(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """In a rule set each layer is linted alone, and each finding names its layer."""
+        layer = {"version": 1, "rules": [rule("ask", string("x")), rule("deny", string("x"), string("a"))]}
+        path = tmp_path / "set.json"
+        path.write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "rules": {
+                        "version": 1,
+                        "default_rules": {"version": 1, "rules": [rule("allow", string("bash"))]},
+                        "project_rules": layer,
+                    },
+                }
+            ),
+            encoding="utf-8",
+        )
+        status, out, _ = in_process(capsys, "lint", str(path))
+        assert status == 1
+        lines = out.splitlines()
+        assert lines[0].startswith("default rule 0 (allow bash): downgraded to ask")
+        assert lines[1].startswith(
+            'project rule 1 (deny x, arguments containing "a"): never matches: project rule 0'
+        )
+        assert len(lines) == 2
+
+    def test_cross_layer_not_reported(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A default rule never makes a project rule unreachable (a project rule overrides it)."""
+        same = {"version": 1, "rules": [rule("ask", string("x"))]}
+        path = tmp_path / "set.json"
+        path.write_text(
+            json.dumps({"version": 1, "rules": {"version": 1, "default_rules": same, "project_rules": same}}),
+            encoding="utf-8",
+        )
+        assert in_process(capsys, "lint", str(path))[:2] == (0, "")
+
+
+TOOLS = ("bash", "x", "xy")
+SUBSTRINGS = ("", "a", "ab", "abc", "b")
+lint_tool_patterns = st.one_of(
+    st.sampled_from(TOOLS), st.just(ALL), st.sampled_from(("^x", "y$")).map(re.compile)
+)
+lint_argument_patterns = st.one_of(
+    st.none(), st.sampled_from(SUBSTRINGS), st.sampled_from(("a", "^a", "b$")).map(re.compile)
+)
+
+
+class TestLintSoundness:
+    """A rule lint calls unreachable is never the one a call matches first."""
+
+    @settings(max_examples=150, deadline=None)
+    @given(
+        st.lists(
+            st.tuples(st.sampled_from(("allow", "ask", "deny")), lint_tool_patterns, lint_argument_patterns),
+            max_size=6,
+        ),
+        st.lists(
+            st.tuples(st.sampled_from(TOOLS), st.text(alphabet="abc", max_size=4)), min_size=1, max_size=20
+        ),
+    )
+    def test_unreachable_rules_never_decide(
+        self, declared: list[tuple[Any, Any, Any]], calls: list[tuple[str, str]]
+    ) -> None:
+        """For every sampled call, the matching rule is not one lint reported as unreachable."""
+        ruleset = PermissionRules()
+        for decision, tool, argument in declared:
+            ruleset.add(decision, tool, argument)
+        unreachable = {
+            f.index for f in lint_rules(ruleset.rules, None, ()) if f.why.startswith("never matches")
+        }
+        for name, arguments in calls:
+            match = ruleset.explain(name, arguments)
+            assert match is None or match.index not in unreachable
+
+
+class TestDemo:
+    """The demo: the example policy ships in the package, and the README shows its transcript."""
+
+    def test_shipped_policy_is_the_example(self) -> None:
+        """The package's copy of the demo policy is byte-identical to examples/policy.toml."""
+        assert demo_policy_bytes() == EXAMPLE.read_bytes()
+
+    def test_transcript_in_readme(self) -> None:
+        """The README's demo output is what the demo prints."""
+        out = io.StringIO()
+        assert run_demo(out) == 0
+        readme = (ROOT / "README.md").read_text(encoding="utf-8")
+        block = re.search(r"```console\n\$ ask-permissions demo\n(.*?)```", readme, re.DOTALL)
+        assert block is not None
+        assert block.group(1) == out.getvalue()
+        quick = re.search(r"```console\n(A scripted agent session.*?)\.\.\.\n```", readme, re.DOTALL)
+        assert quick is not None
+        assert out.getvalue().startswith(quick.group(1))
+
+    def test_console_script(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """pyproject's console script names a function that exits with main's status."""
+        scripts = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["scripts"]
+        module, _, function = scripts["ask-permissions"].partition(":")
+        target = getattr(__import__(module, fromlist=[function]), function)
+        monkeypatch.setattr(sys, "argv", ["ask-permissions", "--no-such-option"])
+        with pytest.raises(SystemExit) as exited:
+            target()
+        assert exited.value.code == 2

@@ -1,0 +1,582 @@
+"""Permissions (the mode gate) and Approval: modes, sticky approvals, reminders, expiry, threads."""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import logging
+import re
+import threading
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from ask_permissions import Approval, Permissions, ToolCall
+
+START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+LOGGER = "ask_permissions"
+
+
+class FakeClock:
+    """A clock the test moves by hand."""
+
+    def __init__(self, now: datetime = START) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+    def advance(self, **delta: float) -> None:
+        self.now += timedelta(**delta)
+
+
+class Tool(enum.StrEnum):
+    """A host's tool-name enum."""
+
+    DEPLOY = "deploy"
+
+
+def reminder(name: str, call_id: str) -> str:
+    return f"[Permissions] Tool '{name}' requires approval. Call approve('{call_id}') to allow."
+
+
+def reminders(caplog: pytest.LogCaptureFixture) -> list[str]:
+    return [
+        record.getMessage()
+        for record in caplog.records
+        if record.name.startswith(LOGGER) and record.levelno == logging.WARNING
+    ]
+
+
+class TestSeedExamples:
+    """The gem README's gate example behaves as documented."""
+
+    def test_block_approve_proceed(self) -> None:
+        """Blocked, listed as pending, approved, then the same id proceeds."""
+        gate = Permissions()
+        call = ToolCall("bash", {"command": "ls"}, "tc-1")
+        assert gate.mode is None
+        assert gate.before_tool_call(call, {}) == {"action": "block", "reason": "bash requires approval"}
+        [entry] = gate.pending_approvals
+        assert (entry.tool_call_id, entry.tool_name, entry.status) == ("tc-1", "bash", "pending")
+        assert gate.approve("tc-1") is True
+        assert gate.before_tool_call(call, {}) == {"action": "proceed"}
+        assert gate.pending_approvals == []
+
+    def test_unblocked_tool_proceeds_without_an_entry(self) -> None:
+        """A tool outside blocked_tools proceeds and records nothing."""
+        gate = Permissions()
+        assert gate.before_tool_call(ToolCall("read_file", None, "tc-1")) == {"action": "proceed"}
+        assert gate.pending_approvals == []
+        assert gate.approve("tc-1") is False
+
+    def test_mapping_tool_call(self) -> None:
+        """A mapping with name/arguments/id works like an object."""
+        gate = Permissions()
+        call = {"name": "write", "arguments": {}, "id": "tc-9"}
+        assert gate.before_tool_call(call)["action"] == "block"
+        gate.approve("tc-9")
+        assert gate.before_tool_call(call) == {"action": "proceed"}
+
+
+MODE_CASES: list[tuple[str, str | None, str, dict[str, str]]] = [
+    ("none-bash", None, "bash", {"action": "block", "reason": "bash requires approval"}),
+    ("none-read", None, "read_file", {"action": "proceed"}),
+    (
+        "ask-edit",
+        "ask_before_changes",
+        "edit",
+        {"action": "block", "reason": "edit requires approval (mode: ask_before_changes)"},
+    ),
+    (
+        "read-only-destroy",
+        "read_only",
+        "destroy",
+        {"action": "block", "reason": "destroy requires approval (mode: read_only)"},
+    ),
+    ("read-only-read", "read_only", "read_file", {"action": "proceed"}),
+    ("full-bash", "full_access", "bash", {"action": "proceed"}),
+    ("full-destroy", "full_access", "destroy", {"action": "proceed"}),
+]
+
+
+BAD_BLOCKED_TOOLS: list[tuple[object, type[Exception], str]] = [
+    ("bash", TypeError, "blocked_tools: expected an iterable of tool names, not a string"),
+    (3, TypeError, "blocked_tools: expected an iterable"),
+    (["bash", ""], ValueError, r"blocked_tools\[1\]: expected a non-empty string; got ''"),
+    ([None], TypeError, r"blocked_tools\[0\]: expected a non-empty string; got None"),
+]
+
+
+class TestModes:
+    """A mode fixes the blocked tools and the block reason."""
+
+    @pytest.mark.parametrize(
+        ("mode", "tool", "expected"),
+        [case[1:] for case in MODE_CASES],
+        ids=[case[0] for case in MODE_CASES],
+    )
+    def test_mode_decides(self, mode: Any, tool: str, expected: dict[str, str]) -> None:
+        """Each mode blocks its tools with the documented reason."""
+        assert Permissions(mode=mode).before_tool_call(ToolCall(tool, None, "tc-1")) == expected
+
+    @pytest.mark.parametrize("mode", ["full_access", "ask_before_changes", "read_only"])
+    def test_explicit_mode_ignores_blocked_tools(self, mode: Any) -> None:
+        """With a mode, blocked_tools comes from the mode and the argument is ignored."""
+        gate = Permissions(mode=mode, blocked_tools=["read_file"])
+        assert gate.mode == mode
+        assert gate.blocked_tools == list(Permissions.MODE_BLOCKED_TOOLS[mode])
+        assert gate.before_tool_call(ToolCall("read_file", None, "tc-1")) == {"action": "proceed"}
+
+    def test_custom_blocked_tools_replace_the_default(self) -> None:
+        """Without a mode, a custom list replaces the default entirely."""
+        gate = Permissions(blocked_tools=["deploy", "write"])
+        assert gate.blocked_tools == ["deploy", "write"]
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1")) == {"action": "proceed"}
+        assert gate.before_tool_call(ToolCall("deploy", None, "tc-2"))["action"] == "block"
+
+    def test_empty_blocked_tools_blocks_nothing(self) -> None:
+        """An empty custom list blocks no tool."""
+        gate = Permissions(blocked_tools=[])
+        assert gate.blocked_tools == []
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1")) == {"action": "proceed"}
+
+    def test_str_enum_names_normalize(self) -> None:
+        """StrEnum entries become plain strings, and duplicates collapse."""
+        gate = Permissions(blocked_tools=[Tool.DEPLOY, "deploy"])
+        assert gate.blocked_tools == ["deploy"]
+        assert type(gate.blocked_tools[0]) is str
+        gate.before_tool_call(ToolCall(Tool.DEPLOY, None, "tc-1"))
+        assert type(gate.pending_approvals[0].tool_name) is str
+
+    def test_default_blocked_tools(self) -> None:
+        """No mode and no list: the four default tools, in order, as a fresh list."""
+        gate = Permissions()
+        assert gate.blocked_tools == ["write", "edit", "bash", "destroy"]
+        gate.blocked_tools.append("read_file")
+        assert gate.blocked_tools == ["write", "edit", "bash", "destroy"]
+
+    @pytest.mark.parametrize("mode", ["x", "READ_ONLY", "", 5, ["read_only"]], ids=repr)
+    def test_unknown_mode_message(self, mode: Any) -> None:
+        """An unknown mode raises ValueError with the fixed text and the value's repr."""
+        expected = f"Unknown access mode: {mode!r}. Valid: full_access, ask_before_changes, read_only"
+        with pytest.raises(ValueError, match=f"^{re.escape(expected)}$"):
+            Permissions(mode=mode)
+
+    def test_unknown_mode_exact_text(self) -> None:
+        """The message for 'x' is exactly the one SPEC.md fixes."""
+        with pytest.raises(ValueError, match="x") as info:
+            Permissions(mode="x")  # type: ignore[arg-type]
+        assert (
+            str(info.value) == "Unknown access mode: 'x'. Valid: full_access, ask_before_changes, read_only"
+        )
+
+    @pytest.mark.parametrize(
+        ("value", "error", "match"),
+        BAD_BLOCKED_TOOLS,
+        ids=["bare-string", "not-iterable", "empty-name", "none-name"],
+    )
+    def test_bad_blocked_tools(self, value: Any, error: type[Exception], match: str) -> None:
+        """Custom blocked_tools must be an iterable of non-empty strings."""
+        with pytest.raises(error, match=match):
+            Permissions(blocked_tools=value)
+
+
+class TestConstants:
+    """The public constants are immutable and agree with each other."""
+
+    def test_default_tools(self) -> None:
+        """DEFAULT_TOOLS is the tuple of the four change tools; DEFAULT_BLOCKED_TOOLS aliases it."""
+        assert Permissions.DEFAULT_TOOLS == ("write", "edit", "bash", "destroy")
+        assert Permissions.DEFAULT_BLOCKED_TOOLS is Permissions.DEFAULT_TOOLS
+
+    def test_access_modes(self) -> None:
+        """ACCESS_MODES maps each mode to its blocked tools, in the documented order."""
+        assert list(Permissions.ACCESS_MODES) == ["full_access", "ask_before_changes", "read_only"]
+        assert Permissions.ACCESS_MODES["full_access"]["blocked_tools"] == ()
+        assert Permissions.ACCESS_MODES["read_only"]["blocked_tools"] == Permissions.DEFAULT_TOOLS
+        assert Permissions.ACCESS_MODES["ask_before_changes"]["blocked_tools"] == Permissions.DEFAULT_TOOLS
+        assert dict(Permissions.MODE_BLOCKED_TOOLS) == {
+            mode: config["blocked_tools"] for mode, config in Permissions.ACCESS_MODES.items()
+        }
+
+    def test_mappings_are_read_only(self) -> None:
+        """The mode tables cannot be changed at run time."""
+        with pytest.raises(TypeError):
+            Permissions.ACCESS_MODES["full_access"] = {}  # type: ignore[index]
+        with pytest.raises(TypeError):
+            Permissions.ACCESS_MODES["read_only"]["blocked_tools"] = ()  # type: ignore[index]
+        with pytest.raises(TypeError):
+            Permissions.MODE_BLOCKED_TOOLS["read_only"] = ()  # type: ignore[index]
+
+
+class TestStickyApprovals:
+    """Approvals are keyed by tool_call_id and never leak to another id."""
+
+    def test_repeated_calls_reuse_the_entry(self) -> None:
+        """Blocking the same id twice keeps one pending entry with its original created_at."""
+        clock = FakeClock()
+        gate = Permissions(clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        clock.advance(seconds=5)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        [entry] = gate.pending_approvals
+        assert entry.created_at == START
+
+    def test_approving_one_id_never_unlocks_another(self) -> None:
+        """Approving tc-1 leaves tc-2 blocked and pending."""
+        gate = Permissions()
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        gate.before_tool_call(ToolCall("bash", None, "tc-2"))
+        assert gate.approve("tc-1") is True
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1")) == {"action": "proceed"}
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-2"))["action"] == "block"
+        assert [entry.tool_call_id for entry in gate.pending_approvals] == ["tc-2"]
+
+    def test_approve_results(self) -> None:
+        """approve is True for pending or approved entries, False for unknown ids, and never raises."""
+        gate = Permissions()
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        assert gate.approve("tc-1") is True
+        assert gate.approve("tc-1") is True
+        assert gate.approve("tc-unknown") is False
+        assert gate.approve(None) is False
+        assert gate.approve(["unhashable"]) is False
+
+    def test_approve_before_any_call_does_not_pre_approve(self) -> None:
+        """Approving an id the gate has not seen records nothing; its first call still blocks."""
+        gate = Permissions()
+        assert gate.approve("tc-1") is False
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1"))["action"] == "block"
+
+    def test_pending_approvals_in_creation_order_and_fresh(self) -> None:
+        """pending_approvals lists pending entries in creation order as a fresh list."""
+        gate = Permissions()
+        for call_id in ("c", "a", "b"):
+            gate.before_tool_call(ToolCall("write", None, call_id))
+        gate.approve("a")
+        listed = gate.pending_approvals
+        assert [entry.tool_call_id for entry in listed] == ["c", "b"]
+        listed.clear()
+        assert len(gate.pending_approvals) == 2
+
+    def test_none_id_always_blocks(self, caplog: pytest.LogCaptureFixture) -> None:
+        """A call without an id records nothing, cannot be approved and always blocks."""
+        gate = Permissions()
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            assert gate.before_tool_call(ToolCall("bash")) == {
+                "action": "block",
+                "reason": "bash requires approval",
+            }
+        assert gate.pending_approvals == []
+        assert gate.approve(None) is False
+        assert gate.before_tool_call(ToolCall("bash"))["action"] == "block"
+        no_id = "[Permissions] Tool 'bash' requires approval, but the call has no id to approve it by."
+        assert reminders(caplog) == [no_id, no_id]
+
+    def test_unhashable_id_is_a_type_error(self) -> None:
+        """A blocked call whose id cannot be a key raises TypeError; an unblocked one proceeds."""
+        gate = Permissions()
+        with pytest.raises(TypeError, match=r"tool_call.id: expected a hashable id"):
+            gate.before_tool_call({"name": "bash", "id": ["tc-1"]})
+        assert gate.before_tool_call({"name": "read_file", "id": ["tc-1"]}) == {"action": "proceed"}
+
+    def test_approval_is_sticky_per_id_whatever_the_tool(self, caplog: pytest.LogCaptureFixture) -> None:
+        """As in the gem, an approval is keyed by tool_call_id alone: later calls with that id proceed."""
+        gate = Permissions()
+        gate.before_tool_call(ToolCall("write", None, "tc-1"))
+        gate.approve("tc-1")
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            assert gate.before_tool_call(ToolCall("bash", None, "tc-1")) == {"action": "proceed"}
+        assert reminders(caplog) == [reminder("write", "tc-1")]
+
+    @settings(max_examples=100)
+    @given(
+        st.lists(
+            st.tuples(st.sampled_from(["call", "approve"]), st.sampled_from(["t1", "t2", "t3"])),
+            max_size=20,
+        )
+    )
+    def test_proceeds_iff_approved_after_being_blocked(self, ops: list[tuple[str, str]]) -> None:
+        """Without a timeout, a call proceeds exactly when its id was blocked earlier and then approved."""
+        gate = Permissions()
+        seen: set[str] = set()
+        approved: set[str] = set()
+        for op, call_id in ops:
+            if op == "approve":
+                assert gate.approve(call_id) is (call_id in seen)
+                if call_id in seen:
+                    approved.add(call_id)
+            else:
+                result = gate.before_tool_call(ToolCall("bash", None, call_id))
+                assert (result["action"] == "proceed") is (call_id in approved)
+                seen.add(call_id)
+        assert {entry.tool_call_id for entry in gate.pending_approvals} == seen - approved
+
+
+class TestReminder:
+    """The first block of an id logs one WARNING on the ask_permissions logger."""
+
+    def test_reminder_once_per_new_entry(self, caplog: pytest.LogCaptureFixture) -> None:
+        """The first block warns with the fixed text; repeats and approved calls stay silent."""
+        gate = Permissions()
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+            gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+            gate.before_tool_call(ToolCall("read_file", None, "tc-2"))
+            gate.approve("tc-1")
+            gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        assert reminders(caplog) == [reminder("bash", "tc-1")]
+        [record] = caplog.records
+        assert record.name.startswith("ask_permissions")
+
+    def test_each_new_id_warns(self, caplog: pytest.LogCaptureFixture) -> None:
+        """Every new tool_call_id gets its own reminder."""
+        gate = Permissions(mode="ask_before_changes")
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+            gate.before_tool_call(ToolCall("write", None, "tc-2"))
+        assert reminders(caplog) == [reminder("bash", "tc-1"), reminder("write", "tc-2")]
+
+    def test_recreated_expired_entry_warns_again(self, caplog: pytest.LogCaptureFixture) -> None:
+        """An expired entry that is recreated warns again."""
+        clock = FakeClock()
+        gate = Permissions(timeout=60, clock=clock)
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+            clock.advance(seconds=61)
+            gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        assert reminders(caplog) == [reminder("bash", "tc-1")] * 2
+
+    def test_package_attaches_no_handler(self) -> None:
+        """The package leaves handler configuration to the application."""
+        assert logging.getLogger("ask_permissions").handlers == []
+        assert logging.getLogger("ask_permissions.gate").handlers == []
+
+
+BAD_TIMEOUTS: list[tuple[object, type[Exception], str]] = [
+    (0, ValueError, "positive"),
+    (-1, ValueError, "positive"),
+    (float("nan"), ValueError, "positive"),
+    (float("inf"), ValueError, "positive"),
+    (10**20, ValueError, "timedelta can hold"),
+    (timedelta(0), ValueError, "positive"),
+    (timedelta(seconds=-1), ValueError, "positive"),
+    (True, TypeError, "expected seconds"),
+    ("60", TypeError, "expected seconds"),
+]
+
+
+class TestTimeout:
+    """Entries expire once now - created_at > timeout, and only before_tool_call acts on it."""
+
+    @pytest.mark.parametrize("timeout", [60, 60.0, timedelta(minutes=1)], ids=["int", "float", "timedelta"])
+    def test_exactly_at_the_timeout_is_live(self, timeout: float | timedelta) -> None:
+        """At exactly the timeout an approved entry still proceeds; a microsecond later it blocks again."""
+        clock = FakeClock()
+        gate = Permissions(timeout=timeout, clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        gate.approve("tc-1")
+        clock.advance(seconds=60)
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1")) == {"action": "proceed"}
+        clock.advance(microseconds=1)
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1"))["action"] == "block"
+        [entry] = gate.pending_approvals
+        assert entry.created_at == START + timedelta(seconds=60, microseconds=1)
+
+    def test_expiry_measured_from_original_created_at(self) -> None:
+        """Approving later does not restart the clock: expiry counts from when the entry was recorded."""
+        clock = FakeClock()
+        gate = Permissions(timeout=60, clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        clock.advance(seconds=50)
+        gate.approve("tc-1")
+        clock.advance(seconds=11)
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1"))["action"] == "block"
+
+    def test_pending_entries_expire_and_are_recreated(self) -> None:
+        """An expired pending entry is replaced by a fresh one with a new created_at."""
+        clock = FakeClock()
+        gate = Permissions(timeout=10, clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        clock.advance(seconds=11)
+        [stale] = gate.pending_approvals
+        assert stale.created_at == START, "pending_approvals never purges expired entries"
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1"))["action"] == "block"
+        [fresh] = gate.pending_approvals
+        assert fresh.created_at == START + timedelta(seconds=11)
+
+    def test_approving_an_expired_entry_does_not_revive_it(self) -> None:
+        """approve on an expired entry answers True, but the next call starts over."""
+        clock = FakeClock()
+        gate = Permissions(timeout=10, clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        clock.advance(seconds=11)
+        assert gate.approve("tc-1") is True
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1"))["action"] == "block"
+        assert [entry.status for entry in gate.pending_approvals] == ["pending"]
+
+    def test_without_timeout_nothing_expires(self) -> None:
+        """No timeout: an approval holds forever."""
+        clock = FakeClock()
+        gate = Permissions(clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        gate.approve("tc-1")
+        clock.advance(days=10_000)
+        assert gate.timeout is None
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1")) == {"action": "proceed"}
+
+    def test_timeout_property_is_a_timedelta(self) -> None:
+        """timeout reads back as a timedelta, whatever form it was given in."""
+        assert Permissions(timeout=1.5).timeout == timedelta(seconds=1.5)
+        assert Permissions(timeout=timedelta(hours=1)).timeout == timedelta(hours=1)
+
+    @pytest.mark.parametrize(
+        ("timeout", "error", "match"),
+        BAD_TIMEOUTS,
+        ids=["zero", "negative", "nan", "inf", "huge", "zero-delta", "negative-delta", "bool", "string"],
+    )
+    def test_bad_timeout(self, timeout: Any, error: type[Exception], match: str) -> None:
+        """A timeout must be a positive, finite duration given as seconds or a timedelta."""
+        with pytest.raises(error, match=f"timeout: .*{match}"):
+            Permissions(timeout=timeout)
+
+
+class TestClock:
+    """The injected clock stamps entries and must return aware datetimes."""
+
+    def test_clock_property(self) -> None:
+        """The clock reads back; by default entries are stamped in UTC."""
+        clock = FakeClock()
+        assert Permissions(clock=clock).clock is clock
+        gate = Permissions()
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        assert gate.pending_approvals[0].created_at.utcoffset() == timedelta(0)
+
+    def test_naive_clock_is_refused(self) -> None:
+        """A clock returning a naive datetime fails loudly instead of comparing wrongly."""
+        gate = Permissions(clock=lambda: datetime(2026, 1, 1))  # naive on purpose
+        with pytest.raises(ValueError, match="clock: expected an aware datetime"):
+            gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+
+    def test_non_callable_clock_is_refused(self) -> None:
+        """clock must be callable."""
+        with pytest.raises(TypeError, match="clock: expected a callable"):
+            Permissions(clock=START)  # type: ignore[arg-type]
+
+
+class TestApproval:
+    """Approval is a frozen value with dict-style field access."""
+
+    ENTRY = Approval("tc-1", "bash", "pending", START)
+
+    def test_fields_and_getitem(self) -> None:
+        """approval["status"] reads the field, like the gem's approval[:status]."""
+        assert self.ENTRY["status"] == "pending"
+        assert self.ENTRY["tool_name"] == "bash"
+        assert self.ENTRY["tool_call_id"] == "tc-1"
+        assert self.ENTRY["created_at"] == START
+
+    @pytest.mark.parametrize("key", ["nope", "is_pending", "__class__", 0], ids=repr)
+    def test_unknown_key_is_a_key_error(self, key: Any) -> None:
+        """Only the four fields are readable by key."""
+        with pytest.raises(KeyError):
+            self.ENTRY[key]
+
+    def test_predicates(self) -> None:
+        """is_pending / is_approved follow the status."""
+        assert self.ENTRY.is_pending
+        assert not self.ENTRY.is_approved
+        approved = dataclasses.replace(self.ENTRY, status="approved")
+        assert approved.is_approved
+        assert not approved.is_pending
+
+    def test_frozen_and_slotted(self) -> None:
+        """An Approval cannot be changed in place."""
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            self.ENTRY.status = "approved"  # type: ignore[misc]
+        assert not hasattr(self.ENTRY, "__dict__")
+
+    def test_gate_hands_out_values(self) -> None:
+        """Approving replaces the entry; an Approval read earlier keeps its old status."""
+        gate = Permissions()
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        [before] = gate.pending_approvals
+        gate.approve("tc-1")
+        assert before.is_pending
+
+
+class TestRepr:
+    """The gate's repr shows its configuration at a glance."""
+
+    def test_repr(self) -> None:
+        """Mode, blocked tools and the pending count."""
+        gate = Permissions(mode="read_only")
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        assert repr(gate) == (
+            "<Permissions mode='read_only' blocked_tools=['write', 'edit', 'bash', 'destroy'] pending=1>"
+        )
+
+
+class TestThreads:
+    """Concurrent callers see one entry per id and one reminder."""
+
+    def test_same_id_from_many_threads(self, caplog: pytest.LogCaptureFixture) -> None:
+        """Eight threads blocking the same id create one entry and log one reminder."""
+        gate = Permissions()
+        barrier = threading.Barrier(8)
+        results: list[str] = []
+        lock = threading.Lock()
+
+        def work() -> None:
+            barrier.wait(timeout=5)
+            for _ in range(50):
+                action = gate.before_tool_call(ToolCall("bash", None, "tc-1"))["action"]
+                with lock:
+                    results.append(action)
+
+        with caplog.at_level(logging.WARNING, logger=LOGGER):
+            threads = [threading.Thread(target=work) for _ in range(8)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(timeout=10)
+        assert not any(thread.is_alive() for thread in threads)
+        assert results == ["block"] * 400
+        assert len(gate.pending_approvals) == 1
+        assert reminders(caplog) == [reminder("bash", "tc-1")]
+
+    def test_approvals_racing_calls(self) -> None:
+        """Approving ids while other threads call never unlocks an id that was not approved."""
+        gate = Permissions()
+        ids = [f"tc-{index}" for index in range(100)]
+        for call_id in ids:
+            gate.before_tool_call(ToolCall("bash", None, call_id))
+        approved = set(ids[::2])
+        barrier = threading.Barrier(2)
+        leaked: list[str] = []
+
+        def approver() -> None:
+            barrier.wait(timeout=5)
+            for call_id in sorted(approved):
+                gate.approve(call_id)
+
+        def caller() -> None:
+            barrier.wait(timeout=5)
+            for _ in range(5):
+                for call_id in ids:
+                    result = gate.before_tool_call(ToolCall("bash", None, call_id))
+                    if result["action"] == "proceed" and call_id not in approved:
+                        leaked.append(call_id)
+
+        threads = [threading.Thread(target=approver), threading.Thread(target=caller)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=10)
+        assert not any(thread.is_alive() for thread in threads)
+        assert leaked == []
+        assert {entry.tool_call_id for entry in gate.pending_approvals} == set(ids) - approved

@@ -1,0 +1,65 @@
+"""Type-checked only (mypy --strict): the public API as a user writes it. Not collected by pytest."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+from ask_permissions import (
+    ALL,
+    Action,
+    ApprovalPolicy,
+    ApprovalQueue,
+    DecisionRecord,
+    HookResult,
+    PermissionRules,
+    PermissionRuleSet,
+    Permissions,
+    PlanModePolicy,
+    SessionPermissionGrants,
+    ToolCall,
+    load_policy,
+)
+
+
+def hook(policy: ApprovalPolicy, call: ToolCall) -> str:
+    result: HookResult = policy.before_tool_call(call)
+    if result["action"] == "proceed":
+        return "run"
+    if result["action"] == "block":
+        return result["reason"]
+    action: Action | None = policy.queue.wait(result["action_id"], timeout=1.0)
+    return "run" if action is not None and action.is_approved else "refused"
+
+
+def build() -> ApprovalPolicy:
+    rules = PermissionRules(lambda r: r.allow("read_file").deny("bash", re.compile(r"rm\s+-rf")).ask(ALL))
+    composed = PermissionRuleSet(default_rules=rules, project_rules=PermissionRules().allow("fetch"))
+    grants = SessionPermissionGrants(["read_file"])
+    queue = ApprovalQueue(auto_approve={"fetch": True}, on_approve=lambda action: None)
+    audit: list[DecisionRecord] = []
+    policy = ApprovalPolicy(
+        queue=queue,
+        rules=composed,
+        require_approval=["bash", re.compile("^write_")],
+        mode="ask_before_changes",
+        session_grants=grants,
+        on_decision=audit.append,
+        interactive=False,
+    )
+    queue.approve(1, 2, scope="session")
+    queue.reject(3, feedback="no")
+    queue.expire_pending(timedelta(minutes=5))
+    grants.restore_snapshot(grants.snapshot())
+    return policy
+
+
+def gates() -> bool:
+    gate = Permissions(mode="read_only", timeout=timedelta(seconds=30))
+    plan = PlanModePolicy(allowed_tools=["read_file"])
+    plan.before_tool_call(ToolCall("read_file"))
+    return gate.approve("tc-1") and gate.before_tool_call({"name": "bash", "id": "tc-1"})["action"] == "block"
+
+
+def files() -> ApprovalPolicy:
+    return load_policy("examples/policy.toml")
