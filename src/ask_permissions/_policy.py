@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias, final
 
@@ -11,12 +11,12 @@ from ._clock import utc_now
 from ._decision import DecisionLayer, DecisionRecord, MatchedRule
 from ._digest import args_digest
 from ._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
-from ._results import BlockResult, HookResult, block, pending, proceed
+from ._results import HookResult, block, pending, proceed
 from ._rule_set import PermissionRuleSet
 from ._rules import RuleMatch
 from ._tool_call import read_tool_call
 from ._tool_metadata import ToolMetadata, ToolRegistry
-from ._typing import Classifier, Clock, Decision, GrantsLike, Mode
+from ._typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode
 
 if TYPE_CHECKING:
     from ._queue import Action, ApprovalQueue
@@ -51,7 +51,7 @@ class _Opinion:
 
     layer: DecisionLayer
     verdict: _Verdict
-    reason: str | None = None
+    reason: str = ""  # a block's reason; a submission's is the fixed pending text
     auto_approvable: bool = False
 
 
@@ -327,26 +327,23 @@ class ApprovalPolicy:
             context: accepted for hook compatibility; unused.
         """
         call, opinion = self._decide(tool_call)
-        verdict = opinion.verdict
         action_id: int | None = None
-        auto_approvable = False
         result: HookResult
-        if verdict == "proceed":
+        if opinion.verdict == "proceed":
             result = proceed()
-        elif verdict == "block" or not self._may_submit(call, opinion):
-            result = self._block_result(call, opinion)
+        elif opinion.verdict == "block":
+            result = block(opinion.reason)
         else:
-            auto_approvable = opinion.auto_approvable
             action_id = self._queue.submit(
                 tool_call_id=call.call_id,
                 tool_name=call.name,
                 args=call.arguments,
-                auto_approvable=auto_approvable,
+                auto_approvable=opinion.auto_approvable,
                 message=f'Calling "{call.name}" requires approval',
             )
             result = pending(action_id, _pending_reason(call.name))
         if self._on_decision is not None:
-            self._on_decision(self._record(call, opinion, result, action_id, auto_approvable))
+            self._on_decision(self._record(call, opinion, action_id))
         return result
 
     def evaluate(self, tool_call: object) -> DecisionRecord:
@@ -356,16 +353,7 @@ class ApprovalPolicy:
         ``"pending"`` and ``action_id`` ``None``.
         """
         call, opinion = self._decide(tool_call)
-        result: HookResult
-        auto_approvable = False
-        if opinion.verdict == "proceed":
-            result = proceed()
-        elif opinion.verdict == "block" or not self._may_submit(call, opinion):
-            result = self._block_result(call, opinion)
-        else:
-            auto_approvable = opinion.auto_approvable
-            result = pending(0, _pending_reason(call.name))  # a dry run has no id
-        return self._record(call, opinion, result, None, auto_approvable)
+        return self._record(call, opinion, None)
 
     def lookup(self, action_id: int) -> Action | None:
         """The queued action with this id, or ``None`` (delegates to the queue)."""
@@ -378,6 +366,12 @@ class ApprovalPolicy:
         for layer in _PIPELINE:
             opinion = layer(self, call)
             if opinion is not None:
+                if opinion.verdict == "submit" and not self._may_submit(call, opinion):
+                    opinion = _Opinion(
+                        opinion.layer,
+                        "block",
+                        f"Tool '{name}' requires approval, and no one can approve it in this session",
+                    )
                 return call, opinion
         raise AssertionError("the default layer always has an opinion")  # pragma: no cover
 
@@ -395,35 +389,34 @@ class ApprovalPolicy:
         return any(tool_pattern_matches(pattern, name) for pattern in self._require_patterns)
 
     def _may_submit(self, call: _Call, opinion: _Opinion) -> bool:
-        """Whether a submission can happen: a person can answer, or the queue approves it by itself."""
+        """Whether a submission can happen: a person can answer, or the queue approves it by itself.
+
+        Unattended sessions turn every other would-be submission into a block, keeping the layer.
+        """
         if self._interactive:
             return True
         return opinion.auto_approvable and self._queue.auto_approve.get(call.name) is True
 
-    def _block_result(self, call: _Call, opinion: _Opinion) -> BlockResult:
-        if opinion.verdict == "block" and opinion.reason is not None:
-            return block(opinion.reason)
-        return block(f"Tool '{call.name}' requires approval, and no one can approve it in this session")
-
-    def _record(
-        self,
-        call: _Call,
-        opinion: _Opinion,
-        result: HookResult,
-        action_id: int | None,
-        auto_approvable: bool,
-    ) -> DecisionRecord:
+    def _record(self, call: _Call, opinion: _Opinion, action_id: int | None) -> DecisionRecord:
+        submitted = opinion.verdict == "submit"
         return DecisionRecord(
             tool=call.name,
             args_digest=args_digest(call.arguments),
-            outcome=result["action"],
+            outcome=_OUTCOMES[opinion.verdict],
             layer=opinion.layer,
             rule=None if call.match is None else MatchedRule.from_match(call.match),
-            reason=result.get("reason"),  # type: ignore[arg-type]  # present on block and pending only
+            reason=_pending_reason(call.name) if submitted else opinion.reason or None,
             action_id=action_id,
-            auto_approvable=auto_approvable,
+            auto_approvable=submitted and opinion.auto_approvable,
             ts=self._clock(),
         )
+
+
+_OUTCOMES: Final[Mapping[_Verdict, HookAction]] = {
+    "proceed": "proceed",
+    "block": "block",
+    "submit": "pending",
+}
 
 
 def _pending_reason(name: str) -> str:
