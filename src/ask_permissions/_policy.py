@@ -11,7 +11,7 @@ from ._clock import utc_now
 from ._decision import DecisionLayer, DecisionRecord, MatchedRule
 from ._digest import args_digest
 from ._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
-from ._results import HookResult, block, pending, proceed
+from ._results import HookResult, block, pending, pending_reason, proceed
 from ._rule_set import PermissionRuleSet
 from ._rules import RuleMatch
 from ._tool_call import read_tool_call
@@ -341,7 +341,7 @@ class ApprovalPolicy:
                 auto_approvable=opinion.auto_approvable,
                 message=f'Calling "{call.name}" requires approval',
             )
-            result = pending(action_id, _pending_reason(call.name))
+            result = pending(action_id, pending_reason(call.name))
         if self._on_decision is not None:
             self._on_decision(self._record(call, opinion, action_id))
         return result
@@ -405,7 +405,7 @@ class ApprovalPolicy:
             outcome=_OUTCOMES[opinion.verdict],
             layer=opinion.layer,
             rule=None if call.match is None else MatchedRule.from_match(call.match),
-            reason=_pending_reason(call.name) if submitted else opinion.reason or None,
+            reason=pending_reason(call.name) if submitted else opinion.reason or None,
             action_id=action_id,
             auto_approvable=submitted and opinion.auto_approvable,
             ts=self._clock(),
@@ -417,7 +417,3 @@ _OUTCOMES: Final[Mapping[_Verdict, HookAction]] = {
     "block": "block",
     "submit": "pending",
 }
-
-
-def _pending_reason(name: str) -> str:
-    return f"Tool '{name}' requires approval"

@@ -11,6 +11,7 @@ __all__ = [
     "ProceedResult",
     "block",
     "pending",
+    "pending_reason",
     "proceed",
 ]
 
@@ -56,3 +57,8 @@ def block(reason: str) -> BlockResult:
 def pending(action_id: int, reason: str) -> PendingResult:
     """A fresh ``{"action": "pending", "action_id": action_id, "reason": reason}``."""
     return {"action": "pending", "action_id": action_id, "reason": reason}
+
+
+def pending_reason(tool_name: str) -> str:
+    """The fixed reason of a call that waits in the approval queue: ``Tool '<name>' requires approval``."""
+    return f"Tool '{tool_name}' requires approval"

@@ -7,6 +7,7 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Required, TypedDict, final
 
+from ask_permissions._results import pending_reason
 from ask_permissions._typing import ResolutionScope
 
 if TYPE_CHECKING:
@@ -57,11 +58,6 @@ class PermissionDecision(TypedDict, total=False):
     decision: Required[Literal["approve", "reject", "queue"]]
     scope: ResolutionScope
     feedback: str | None
-
-
-def pending_reason(tool_name: str) -> str:
-    """The reason a queued call waits, in the policy's own words."""
-    return f"Tool '{tool_name}' requires approval"
 
 
 def rejection_text(action: Action) -> str:
