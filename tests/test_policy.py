@@ -921,3 +921,68 @@ class TestProperties:
                 assert "no one can approve it" in result["reason"]
             else:
                 assert result["action"] == verdict
+
+
+class TestEdges:
+    @pytest.mark.parametrize(
+        ("kwargs", "field"),
+        [
+            ({"interactive": "no"}, "interactive"),
+            ({"on_decision": 3}, "on_decision"),
+            ({"clock": "now"}, "clock"),
+            ({"tools": [object()]}, "tools"),
+        ],
+        ids=["interactive", "on_decision", "clock", "unnamed-tool"],
+    )
+    def test_more_wrong_types(self, kwargs: dict[str, Any], field: str) -> None:
+        """Every optional argument of the wrong type is a TypeError naming it."""
+        with pytest.raises(TypeError, match=f"^{field}"):
+            ApprovalPolicy(queue=ApprovalQueue(), **kwargs)
+
+    def test_clock_and_observer_readers(self) -> None:
+        """clock and on_decision read back what was passed."""
+        records: list[DecisionRecord] = []
+
+        def clock() -> datetime:
+            return FIXED_TS
+
+        policy = ApprovalPolicy(queue=ApprovalQueue(), clock=clock, on_decision=records.append)
+        assert policy.clock is clock
+        assert policy.on_decision == records.append
+
+    def test_custom_classifier_without_explain(self) -> None:
+        """A rules object with only classify decides; its records name no rule."""
+
+        class DenyEverything:
+            def classify(self, tool_name: str, arguments: object = None) -> str:
+                return "deny"
+
+        policy = ApprovalPolicy(queue=ApprovalQueue(), rules=DenyEverything())  # type: ignore[arg-type]
+        assert policy.before_tool_call(ToolCall("x"))["action"] == BLOCK
+        record = policy.evaluate(ToolCall("x"))
+        assert (record.layer, record.rule) == ("deny_rule", None)
+
+    def test_rule_set_with_an_opaque_layer(self) -> None:
+        """A rule-set layer that cannot explain itself still decides; the record names no rule."""
+
+        class AskEverything:
+            def classify(self, tool_name: str, arguments: object = None) -> str:
+                return "ask"
+
+        policy = ApprovalPolicy(
+            queue=ApprovalQueue(),
+            rules=PermissionRules().allow("read_file"),
+            project_rules=AskEverything(),  # type: ignore[arg-type]
+        )
+        record = policy.evaluate(ToolCall("read_file"))
+        assert (record.outcome, record.layer, record.rule) == (PENDING, "ask_rule", None)
+
+    def test_tool_call_without_a_name(self) -> None:
+        """An object that is not a tool call is a TypeError, not a silent proceed."""
+        policy = ApprovalPolicy(queue=ApprovalQueue())
+        with pytest.raises(TypeError, match="tool_call"):
+            policy.before_tool_call(object())
+        with pytest.raises(TypeError, match="tool_call"):
+            policy.before_tool_call({"arguments": {}})
+        with pytest.raises(ValueError, match=r"tool_call\.name"):
+            policy.before_tool_call(ToolCall(""))
