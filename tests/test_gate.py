@@ -152,6 +152,19 @@ class TestModes:
         gate.before_tool_call(ToolCall(Tool.DEPLOY, None, "tc-1"))
         assert type(gate.pending_approvals[0].tool_name) is str
 
+    def test_str_mixin_enum_names_are_their_text(self) -> None:
+        """A name whose str() is not its text (a str-mixin Enum member) is blocked by its text."""
+
+        class Names(str, enum.Enum):  # noqa: UP042  # str() of a member is "Names.BASH", not "bash"
+            BASH = "bash"
+
+        gate = Permissions(blocked_tools=[Names.BASH])
+        assert gate.blocked_tools == ["bash"]
+        assert Permissions().before_tool_call(ToolCall(Names.BASH, None, "tc-1")) == {
+            "action": "block",
+            "reason": "bash requires approval",
+        }
+
     def test_default_blocked_tools(self) -> None:
         """No mode and no list: the four default tools, in order, as a fresh list."""
         gate = Permissions()

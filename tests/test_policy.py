@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 from dataclasses import dataclass, field
@@ -976,6 +977,18 @@ class TestEdges:
         )
         record = policy.evaluate(ToolCall("read_file"))
         assert (record.outcome, record.layer, record.rule) == (PENDING, "ask_rule", None)
+
+    def test_str_mixin_enum_tool_name(self) -> None:
+        """A tool name whose str() is not its text (a str-mixin Enum member) is decided by its text."""
+
+        class Tools(str, enum.Enum):  # noqa: UP042  # str() of a member is "Tools.BASH", not "bash"
+            BASH = "bash"
+
+        policy = ApprovalPolicy(queue=ApprovalQueue(), rules=PermissionRules().deny("bash"))
+        assert policy.before_tool_call(ToolCall(Tools.BASH)) == {
+            "action": BLOCK,
+            "reason": "Denied by permission rules: 'bash'",
+        }
 
     def test_tool_call_without_a_name(self) -> None:
         """An object that is not a tool call is a TypeError, not a silent proceed."""

@@ -697,6 +697,18 @@ class TestSnapshot:
         assert restored.snapshot() == queue.snapshot()
         assert recorder.events == []
 
+    def test_str_mixin_enum_values_snapshot_as_their_text(self) -> None:
+        """Strings whose str() is not their text (str-mixin Enum members) are written as their text."""
+
+        class Mode(str, enum.Enum):  # noqa: UP042  # str() of a member is "Mode.FAST", not "fast"
+            FAST = "fast"
+
+        queue = ApprovalQueue()
+        queue.submit(tool_call_id="tc-1", tool_name="x", args={Mode.FAST: Mode.FAST}, message=Mode.FAST)
+        entry = queue.snapshot()["pending_actions"][0]
+        assert (entry["args"], entry["message"]) == ({"fast": "fast"}, "fast")
+        assert json.loads(json.dumps(entry["args"])) == {"fast": "fast"}
+
     def test_snapshot_copies_args(self) -> None:
         """The snapshot's args are a copy: changing them changes nothing in the queue."""
         queue = ApprovalQueue()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import enum
 import json
 import re
 import threading
@@ -561,6 +562,20 @@ class TestToolNameType:
         rules = PermissionRules().deny("bash")
         assert rules.classify(Name("bash")) == "deny"
         assert rules.classify("bash") == "deny"
+
+    def test_str_subclass_with_its_own_str(self) -> None:
+        """A name whose str() is not its text (a str-mixin Enum member) is matched by its text."""
+
+        class Tools(str, enum.Enum):  # noqa: UP042  # str() of a member is "Tools.BASH", not "bash"
+            BASH = "bash"
+            RM = "rm -rf"
+
+        rules = PermissionRules().deny(Tools.BASH).ask("shell", Tools.RM)
+        assert rules.classify(Tools.BASH) == "deny"
+        assert rules.classify("bash") == "deny"
+        assert rules.classify("shell", {"command": "rm -rf /"}) == "ask"
+        assert type(rules.rules[0].tool_pattern) is str
+        assert type(rules.rules[1].argument_pattern) is str
 
 
 class TestThreads:

@@ -129,4 +129,7 @@ def _read_snapshot(snapshot: object, path: str = "") -> set[str]:
     path = child(path, _GRANTED_TOOLS)
     entries = read_list(data[_GRANTED_TOOLS], path)
     # Duplicates are accepted: grants are a set, as in the gem, so they simply collapse.
-    return {str(read_str(entry, child(path, index), non_empty=True)) for index, entry in enumerate(entries)}
+    return {
+        str.__str__(read_str(entry, child(path, index), non_empty=True))
+        for index, entry in enumerate(entries)
+    }

@@ -85,7 +85,7 @@ def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> Tool
     if isinstance(pattern, str):
         if not pattern:
             raise ValueError(f"{field}: expected a tool name, a compiled regex or ALL; got {pattern!r}")
-        return str(pattern)
+        return str.__str__(pattern)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
         return pattern
     raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {pattern!r}")
@@ -96,7 +96,7 @@ def normalize_argument_pattern(pattern: object, field: str = "argument_pattern")
     if pattern is None or pattern is ALL:
         return None
     if isinstance(pattern, str):
-        return str(pattern)
+        return str.__str__(pattern)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
         return pattern
     raise TypeError(f"{field}: expected a string, a compiled str regex, ALL or None; got {pattern!r}")

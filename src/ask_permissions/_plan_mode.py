@@ -45,7 +45,7 @@ class PlanModePolicy:
             raise TypeError(f"reason: expected a non-empty string; got {reason!r}")
         if not reason:
             raise ValueError(f"reason: expected a non-empty string; got {reason!r}")
-        self._reason: Final = str(reason)
+        self._reason: Final = str.__str__(reason)
 
     @property
     def allowed_tools(self) -> frozenset[str]:

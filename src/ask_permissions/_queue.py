@@ -117,7 +117,7 @@ def _check_feedback(feedback: object) -> str | None:
         return None
     if not isinstance(feedback, str):
         raise TypeError(f"feedback: expected a string or None; got {feedback!r}")
-    return str(feedback)
+    return str.__str__(feedback)
 
 
 def _check_timeout(timeout: float | None) -> None:
@@ -150,7 +150,7 @@ def _json_copy(value: object, path: str) -> object:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
-        return str(value)
+        return str.__str__(value)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):
@@ -162,7 +162,7 @@ def _json_copy(value: object, path: str) -> object:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise _NotJSON(path, "string keys", key)
-            copied[str(key)] = _json_copy(item, child(path, key))
+            copied[str.__str__(key)] = _json_copy(item, child(path, key))
         return copied
     if isinstance(value, list | tuple):
         return [_json_copy(item, child(path, index)) for index, item in enumerate(value)]
@@ -184,7 +184,7 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
     action_id = data["id"]
     if type(action_id) is not int or action_id < 1:
         fail(child(path, "id"), "a positive integer", action_id)
-    tool_name = str(read_str(data["tool_name"], child(path, "tool_name"), non_empty=True))
+    tool_name = str.__str__(read_str(data["tool_name"], child(path, "tool_name"), non_empty=True))
 
     tool_call_id = data.get("tool_call_id")
     if tool_call_id is not None and (
@@ -204,7 +204,7 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
 
     message = data.get("message")
     if message is not None:
-        message = str(read_str(message, child(path, "message")))
+        message = str.__str__(read_str(message, child(path, "message")))
 
     submitted_at = default_time
     if data.get("submitted_at") is not None:
@@ -438,7 +438,7 @@ class ApprovalQueue:
                 auto_approvable=auto_approvable,
                 status="pending",
                 submitted_at=submitted_at,
-                message=message if message is None else str(message),
+                message=message if message is None else str.__str__(message),
             )
             self._actions[action.id] = action
             self._unresolved[action.id] = None

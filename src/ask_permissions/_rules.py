@@ -291,8 +291,9 @@ class PermissionRules(DecisionPredicates):
             # does not name the field.
             if not isinstance(tool_name, str):
                 raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
-            # A str subclass such as a StrEnum member hashes differently from its text: look up the text.
-            tool_name = str(tool_name)
+            # A str subclass such as a StrEnum member hashes differently from its text: look up the text
+            # (str.__str__, not str(): a str-mixin Enum member's str() is "Tools.BASH", not "bash").
+            tool_name = str.__str__(tool_name)
         state = self._state  # one read: the rules and cache of a single version
         candidates = state.candidates.get(tool_name)
         if candidates is None:

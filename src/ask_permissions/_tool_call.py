@@ -51,7 +51,9 @@ def require_tool_name(name: object, field: str = "tool_name") -> str:
         raise TypeError(f"{field}: expected a non-empty string; got {name!r}")
     if not name:
         raise ValueError(f"{field}: expected a non-empty string; got {name!r}")
-    return str(name)  # a str subclass (a StrEnum member, say) becomes the plain name
+    # A str subclass becomes its plain text. Not str(name): a str-mixin Enum member's str() is
+    # "Tools.BASH", which no rule, grant or gate entry for "bash" would match.
+    return str.__str__(name)
 
 
 def require_tool_names(names: Iterable[str], field: str) -> tuple[str, ...]:
