@@ -7,6 +7,7 @@ import dataclasses
 import enum
 import functools
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -1077,6 +1078,27 @@ class TestWait:
         join(*waiters)
         assert time.monotonic() - resolved_at < WOKEN
         assert results == ["approved"] * 8
+
+    @pytest.mark.parametrize("timeout", [math.inf, 1e300], ids=["inf", "huge"])
+    def test_unbounded_timeout_waits(self, timeout: float) -> None:
+        """A timeout longer than threads can wait (infinity) waits without one, and returns the action."""
+        queue = ApprovalQueue()
+        submit(queue)
+        results: list[Action | None] = []
+        errors: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                results.append(queue.wait(1, timeout=timeout))
+            except BaseException as error:  # reported by the assertion below
+                errors.append(error)
+
+        waiter = start(wait)
+        time.sleep(0.02)
+        queue.approve(1)
+        join(waiter)
+        assert errors == []
+        assert [action.status for action in results if action is not None] == ["approved"]
 
     @pytest.mark.parametrize(
         ("timeout", "error"), [(-1, ValueError), ("1", TypeError)], ids=["negative", "str"]

@@ -530,11 +530,13 @@ class ApprovalQueue:
         _check_timeout(timeout)
         if not _is_id(action_id):
             return None
+        # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
+        limit = None if timeout is None or timeout > threading.TIMEOUT_MAX else timeout
         with self._changed:
             if action_id not in self._actions:
                 return None
             actions, key = self._actions, action_id
-            if not self._changed.wait_for(lambda: actions[key].status in _RESOLVED, timeout):
+            if not self._changed.wait_for(lambda: actions[key].status in _RESOLVED, limit):
                 raise TimeoutError(f"action {key} is still {actions[key].status} after {timeout} s")
             return actions[key]
 
