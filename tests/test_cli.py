@@ -215,6 +215,11 @@ class TestCheck:
         [
             pytest.param(("check", str(EXAMPLE), ""), "TOOL: expected a tool name; got ''", id="empty-tool"),
             pytest.param(("check", str(EXAMPLE), "x", "[1,"), "ARGS_JSON is not valid JSON", id="args-json"),
+            pytest.param(
+                ("check", str(EXAMPLE), "x", "[" * 100_000 + "]" * 100_000),
+                "ARGS_JSON is nested too deeply",
+                id="args-json-too-deep",
+            ),
             pytest.param(("lint", str(ROOT / "examples")), "cannot read", id="directory"),
         ],
     )

@@ -109,6 +109,8 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
             arguments = json.loads(args_json)
         except ValueError as error:
             raise ValueError(f"ARGS_JSON is not valid JSON ({error}): {args_json!r}") from None
+        except RecursionError:
+            raise ValueError("ARGS_JSON is nested too deeply to read") from None
     policy = load_policy(path)
     record = policy.evaluate(ToolCall(tool, arguments))
     if as_json:
