@@ -638,6 +638,8 @@ class TestConstruction:
             ({"require_approval": 3}, "require_approval"),
             ({"require_approval": [b"bash"]}, r"require_approval\[0\]"),
             ({"tools": 5}, "tools"),
+            ({"tools": "fetch"}, "tools"),
+            ({"tools": b"fetch"}, "tools"),
         ],
         ids=[
             "rules",
@@ -646,6 +648,8 @@ class TestConstruction:
             "require_approval",
             "require_approval-entry",
             "tools",
+            "tools-str",
+            "tools-bytes",
         ],
     )
     def test_wrong_collaborator_types(self, kwargs: dict[str, Any], field: str) -> None:

@@ -95,7 +95,10 @@ class ToolRegistry:
                     raise TypeError(f"tools: expected objects with a string name; got {tool!r}")
                 index.setdefault(name, tool)
             self._index = index
-        elif not isinstance(tools, Mapping) and not hasattr(tools, "__getitem__"):
+        elif isinstance(tools, str | bytes) or (
+            not isinstance(tools, Mapping) and not hasattr(tools, "__getitem__")
+        ):
+            # A string is indexable, but only by position: every lookup by name would raise.
             raise TypeError(
                 f"tools: expected a mapping, a sequence of named tools or an indexable; got {tools!r}"
             )
