@@ -1003,3 +1003,20 @@ class TestEdges:
             policy.before_tool_call({"arguments": {}})
         with pytest.raises(ValueError, match=r"tool_call\.name"):
             policy.before_tool_call(ToolCall(""))
+
+    @pytest.mark.parametrize("answer", ["DENY", "block", True, 0], ids=["DENY", "block", "True", "zero"])
+    def test_custom_classifier_with_an_unknown_answer(self, answer: object) -> None:
+        """A custom classifier answering anything but a decision or None is refused, never a proceed."""
+
+        class Misspelt:
+            def classify(self, tool_name: str, arguments: object = None) -> object:
+                return answer
+
+        for policy in (
+            ApprovalPolicy(queue=ApprovalQueue(), rules=Misspelt()),  # type: ignore[arg-type]
+            ApprovalPolicy(queue=ApprovalQueue(), rules=PermissionRules(), project_rules=Misspelt()),  # type: ignore[arg-type]
+            ApprovalPolicy(queue=ApprovalQueue(), rules=Misspelt(), project_rules=PermissionRules()),  # type: ignore[arg-type]
+        ):
+            with pytest.raises(ValueError, match=f"expected 'allow', 'ask', 'deny' or None; got {answer!r}"):
+                policy.before_tool_call(ToolCall("x"))
+            assert policy.queue.get(1) is None

@@ -377,6 +377,18 @@ class TestFiles:
             pytest.param("p.toml", b"version = 1\n\xff", r"p\.toml: not UTF-8 text", id="toml-not-utf8"),
             pytest.param("p.json", b"\xff", r"p\.json: not UTF-8 text", id="json-not-utf8"),
             pytest.param("p.json", b"[" * 100_000, r"p\.json: nested too deeply", id="json-too-deep"),
+            pytest.param(
+                "p.json",
+                b'{"version": 1, "mode": "read_only", "mode": "full_access"}',
+                r"p\.json: invalid JSON: the key 'mode' appears twice in one object",
+                id="json-duplicate-key",
+            ),
+            pytest.param(
+                "p.json",
+                b'{"version": 1, "tools": {"x": {"always_ask": true, "always_ask": false}}}',
+                r"p\.json: invalid JSON: the key 'always_ask' appears twice",
+                id="json-nested-duplicate-key",
+            ),
         ],
     )
     def test_syntax_errors(self, tmp_path: Path, name: str, content: bytes, message: str) -> None:

@@ -212,6 +212,24 @@ class TestLayers:
         assert repr(rules) == "<PermissionRuleSet default_rules=<PermissionRules rules=1> project_rules=None>"
 
 
+class TestCustomLayers:
+    """A custom layer must answer with a decision or None."""
+
+    @pytest.mark.parametrize("field", ["default_rules", "project_rules"])
+    def test_unknown_answer_is_refused(self, field: str) -> None:
+        """A layer answering "DENY" (not "deny") is a ValueError naming the layer, in classify and explain."""
+
+        class Shouting:
+            def classify(self, tool_name: str, arguments: object = None) -> str:
+                return "DENY"
+
+        rule_set = PermissionRuleSet(**{field: Shouting()})  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=rf"^{field}\.classify\('bash'\): expected .* got 'DENY'$"):
+            rule_set.classify("bash")
+        with pytest.raises(ValueError, match=rf"^{field}\.classify\('bash'\)"):
+            rule_set.explain("bash")
+
+
 class TestSnapshot:
     """snapshot() holds both layers' snapshots; from_snapshot restores them, strictly."""
 

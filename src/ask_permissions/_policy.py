@@ -13,7 +13,7 @@ from ._digest import args_digest
 from ._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
 from ._results import HookResult, block, pending, pending_reason, proceed
 from ._rule_set import PermissionRuleSet
-from ._rules import RuleMatch
+from ._rules import RuleMatch, checked_decision
 from ._tool_call import read_tool_call
 from ._tool_metadata import ToolMetadata, ToolRegistry
 from ._typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode
@@ -381,7 +381,7 @@ class ApprovalPolicy:
             return None, None
         explain = getattr(rules, "explain", None)
         if explain is None:
-            return rules.classify(name, arguments), None
+            return checked_decision(rules.classify(name, arguments), f"rules.classify({name!r})"), None
         match: RuleMatch | None = explain(name, arguments)
         return (None, None) if match is None else (match.decision, match)
 

@@ -98,7 +98,9 @@ def parse_policy_bytes(raw: bytes, where: str, *, toml: bool) -> object:
     try:
         if toml:
             return tomllib.loads(raw.decode("utf-8"))
-        return json.loads(raw)
+        return json.loads(raw, object_pairs_hook=_object_without_duplicates)
+    except _DuplicateKeyError as error:
+        problem = f"invalid JSON: the key {error.key!r} appears twice in one object"
     except UnicodeDecodeError as error:
         problem = f"not UTF-8 text ({error.reason} at byte {error.start})"
     except tomllib.TOMLDecodeError as error:
@@ -108,6 +110,23 @@ def parse_policy_bytes(raw: bytes, where: str, *, toml: bool) -> object:
     except RecursionError:
         problem = "nested too deeply to read"
     raise InvalidSnapshotError(f"{where}: {problem}", path="", value=None)
+
+
+class _DuplicateKeyError(Exception):
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+def _object_without_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    # json keeps the last of two equal keys; TOML refuses them. A policy must not depend on which
+    # of two "mode" entries a parser happens to keep, so JSON refuses them too.
+    data: dict[str, object] = {}
+    for key, value in pairs:
+        if key in data:
+            raise _DuplicateKeyError(key)
+        data[key] = value
+    return data
 
 
 def _build(data: object, queue: ApprovalQueue | None, **host: Any) -> ApprovalPolicy:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, cast, final
 
-from ._rules import DecisionPredicates, PermissionRules, RuleMatch
+from ._rules import DecisionPredicates, PermissionRules, RuleMatch, checked_decision
 from ._snapshot import SNAPSHOT_VERSION, child, read_mapping, read_version
 from ._typing import Classifier, Decision, RuleSetLayer
 
@@ -59,10 +59,10 @@ class PermissionRuleSet(DecisionPredicates):
 
     def classify(self, tool_name: str, arguments: object = None) -> Decision | None:
         """The composed decision for the call, or ``None`` when no layer has a matching rule."""
-        default = None if self._default_rules is None else self._default_rules.classify(tool_name, arguments)
+        default = _classify(self._default_rules, "default_rules", tool_name, arguments)
         if default == "deny":
             return "deny"
-        project = None if self._project_rules is None else self._project_rules.classify(tool_name, arguments)
+        project = _classify(self._project_rules, "project_rules", tool_name, arguments)
         if project is not None:
             return project
         return default
@@ -115,6 +115,14 @@ class PermissionRuleSet(DecisionPredicates):
         return cls(default_rules=layers["default_rules"], project_rules=layers["project_rules"])
 
 
+def _classify(layer: Classifier | None, field: str, tool_name: str, arguments: object) -> Decision | None:
+    if layer is None:
+        return None
+    if isinstance(layer, PermissionRules):
+        return layer.classify(tool_name, arguments)
+    return checked_decision(layer.classify(tool_name, arguments), f"{field}.classify({tool_name!r})")
+
+
 def _explain(
     layer: Classifier | None, name: RuleSetLayer, tool_name: str, arguments: object
 ) -> RuleMatch | None:
@@ -122,7 +130,7 @@ def _explain(
         return None
     explain = getattr(layer, "explain", None)
     if explain is None:
-        decision = layer.classify(tool_name, arguments)
+        decision = _classify(layer, f"{name}_rules", tool_name, arguments)
         return None if decision is None else RuleMatch(None, None, name, decision)
     match: RuleMatch | None = explain(tool_name, arguments)
     if match is None:

@@ -31,12 +31,33 @@ from ._snapshot import (
 )
 from ._typing import Decision, RuleSetLayer
 
-__all__ = ["DANGEROUS_TOOLS", "DecisionPredicates", "PermissionRules", "Rule", "RuleMatch"]
+__all__ = [
+    "DANGEROUS_TOOLS",
+    "DecisionPredicates",
+    "PermissionRules",
+    "Rule",
+    "RuleMatch",
+    "checked_decision",
+]
 
 DANGEROUS_TOOLS: Final[tuple[str, ...]] = ("bash", "code", "repl")
 """Tools that execute arbitrary code: an unrestricted ``allow`` on any of them is downgraded to ``ask``."""
 
 DECISIONS: Final[tuple[Decision, ...]] = ("allow", "ask", "deny")
+
+
+def checked_decision(decision: object, source: str) -> Decision | None:
+    """A custom classifier's answer, refused unless it is a decision or ``None``.
+
+    A misspelt ``"DENY"`` or ``"block"`` would otherwise match no layer and let the call proceed.
+
+    Raises:
+        ValueError: anything but ``"allow"``, ``"ask"``, ``"deny"`` or ``None``.
+    """
+    if decision is None or decision in DECISIONS:
+        return decision
+    raise ValueError(f"{source}: expected 'allow', 'ask', 'deny' or None; got {decision!r}")
+
 
 # Hosts may see unboundedly many tool names (MCP servers, generated names); the per-name candidate
 # cache stays this small, whatever they send.
