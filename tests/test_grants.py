@@ -15,25 +15,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from ask_permissions import InvalidSnapshotError, SessionPermissionGrants
 
-# Kept here rather than in tests/strategies.py while several modules are written in parallel.
-# A small alphabet so that grants, revokes and restores collide often.
-tool_names = st.sampled_from(["bash", "read_file", "write", "édit", "all"]) | st.text(min_size=1, max_size=4)
-
-json_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
-json_values = st.recursive(
-    json_leaves,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
-    max_leaves=12,
-)
-# Mostly-valid snapshots, so the fuzzing reaches the entry checks and not only the outer shape.
-near_snapshots = st.builds(
-    lambda version, tools, extra: {"version": version, "granted_tools": tools, **extra},
-    st.sampled_from([1, 1, 1, 2, 0, "1", 1.0, True, None]),
-    st.lists(tool_names | st.sampled_from(["", None, 1, ["bash"], {"name": "bash"}]), max_size=5)
-    | json_values,
-    st.dictionaries(st.sampled_from(["extra", "version2", "tools"]), json_values, max_size=1),
-)
-snapshot_inputs = json_values | near_snapshots
+from .strategies import any_tool_names, grants_snapshot_like, plain_json
 
 
 class Tool(enum.StrEnum):
@@ -239,7 +221,7 @@ class TestSnapshots:
         assert info.value.value is None
 
     @settings(max_examples=200)
-    @given(snapshot_inputs)
+    @given(grants_snapshot_like)
     def test_fuzz_restore_works_or_raises_invalid_snapshot(self, snapshot: Any) -> None:
         """Any JSON-like input either restores or raises InvalidSnapshotError; a failure changes nothing."""
         grants = SessionPermissionGrants(["keep"])
@@ -257,7 +239,7 @@ class TestSnapshots:
                 "granted_tools": sorted(set(snapshot["granted_tools"])),
             }
 
-    @given(st.lists(tool_names, max_size=6))
+    @given(st.lists(any_tool_names, max_size=6))
     def test_round_trip_property(self, names: list[str]) -> None:
         """snapshot -> JSON -> from_snapshot gives the same grants."""
         grants = SessionPermissionGrants(names)
@@ -274,12 +256,12 @@ class GrantsMachine(RuleBasedStateMachine):
         self.model: set[str] = set()
         self.saved: dict[str, object] | None = None
 
-    @rule(name=tool_names)
+    @rule(name=any_tool_names)
     def grant(self, name: str) -> None:
         assert self.grants.grant(name) is self.grants
         self.model.add(name)
 
-    @rule(name=tool_names)
+    @rule(name=any_tool_names)
     def revoke(self, name: str) -> None:
         assert self.grants.revoke(name) is self.grants
         self.model.discard(name)
@@ -302,7 +284,7 @@ class GrantsMachine(RuleBasedStateMachine):
         assert isinstance(tools, list)
         self.model = set(tools)
 
-    @rule(snapshot=json_values)
+    @rule(snapshot=plain_json)
     def restore_garbage(self, snapshot: object) -> None:
         try:
             self.grants.restore_snapshot(snapshot)
@@ -311,7 +293,7 @@ class GrantsMachine(RuleBasedStateMachine):
         assert isinstance(snapshot, dict)
         self.model = set(snapshot["granted_tools"])
 
-    @rule(name=tool_names)
+    @rule(name=any_tool_names)
     def check(self, name: str) -> None:
         assert self.grants.is_granted(name) == (name in self.model)
 

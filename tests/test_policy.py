@@ -23,6 +23,8 @@ from ask_permissions import (
     args_digest,
 )
 
+from .strategies import tool_metadata
+
 FIXED_TS = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
@@ -799,17 +801,6 @@ def _observed(rules: PermissionRules) -> tuple[ApprovalPolicy, list[DecisionReco
 
 NAMES = ["bash", "read_file", "fetch", "deploy"]
 
-tool_metadata = st.fixed_dictionaries(
-    {},
-    optional={
-        "approval_required": st.booleans(),
-        "auto_approvable": st.booleans(),
-        "always_ask": st.booleans(),
-        "risk_level": st.sampled_from(["low", "high", "critical"]),
-        "side_effect_scope": st.sampled_from(["none", "workspace", "external", "odd"]),
-    },
-)
-
 configurations = st.fixed_dictionaries(
     {
         "rules": st.lists(
@@ -820,7 +811,7 @@ configurations = st.fixed_dictionaries(
             ),
             max_size=5,
         ),
-        "tools": st.dictionaries(st.sampled_from(NAMES), tool_metadata, max_size=4),
+        "tools": st.dictionaries(st.sampled_from(NAMES), tool_metadata(extra_scopes=("odd",)), max_size=4),
         "mode": st.sampled_from([None, "full_access", "ask_before_changes", "read_only"]),
         "session": st.lists(st.sampled_from(NAMES), max_size=2),
         "project": st.lists(st.sampled_from(NAMES), max_size=2),

@@ -17,20 +17,13 @@ from .reference import reference_classify, reference_compose
 from .strategies import (
     RuleSpec,
     assert_path_exists,
+    build_rules,
     calls,
     json_values,
     mutate,
     quiet_regex_warnings,
     rule_specs,
 )
-
-
-def build(specs: list[RuleSpec], *, auto_allow_dangerous: bool = False) -> PermissionRules:
-    """A ruleset declaring ``specs`` in order."""
-    rules = PermissionRules(auto_allow_dangerous=auto_allow_dangerous)
-    for decision, tool_pattern, argument_pattern in specs:
-        rules.add(decision, tool_pattern, argument_pattern)  # type: ignore[arg-type]
-    return rules
 
 
 class TestSeedExample:
@@ -343,8 +336,8 @@ class TestProperties:
     ) -> None:
         """classify is the composition of the reference model on both layers; explain agrees."""
         rules = PermissionRuleSet(
-            default_rules=None if default is None else build(default, auto_allow_dangerous=auto),
-            project_rules=None if project is None else build(project),
+            default_rules=None if default is None else build_rules(default, auto_allow_dangerous=auto),
+            project_rules=None if project is None else build_rules(project),
         )
         for name, args in probes:
             expected = reference_compose(
@@ -373,8 +366,8 @@ class TestProperties:
     ) -> None:
         """A snapshot through json restores a rule set that classifies every call the same way."""
         rules = PermissionRuleSet(
-            default_rules=None if default is None else build(default),
-            project_rules=None if project is None else build(project, auto_allow_dangerous=True),
+            default_rules=None if default is None else build_rules(default),
+            project_rules=None if project is None else build_rules(project, auto_allow_dangerous=True),
         )
         restored = PermissionRuleSet.from_snapshot(json.loads(json.dumps(rules.snapshot())))
         assert restored.snapshot() == rules.snapshot()
@@ -401,7 +394,7 @@ class TestProperties:
         self, default: list[RuleSpec], project: list[RuleSpec], data: st.DataObject
     ) -> None:
         """A valid snapshot with one node changed, dropped or added: restored, or InvalidSnapshotError."""
-        rules = PermissionRuleSet(default_rules=build(default), project_rules=build(project))
+        rules = PermissionRuleSet(default_rules=build_rules(default), project_rules=build_rules(project))
         snapshot = mutate(rules.snapshot(), data)
         try:
             with quiet_regex_warnings():

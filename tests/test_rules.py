@@ -29,22 +29,16 @@ from .strategies import (
     RuleSpec,
     arguments,
     assert_path_exists,
+    build_rules,
     calls,
     json_values,
     mutate,
     quiet_regex_warnings,
+    rule_lists,
     rule_specs,
 )
 
 JOIN_TIMEOUT = 10.0
-
-
-def build(specs: list[RuleSpec], *, auto_allow_dangerous: bool = False) -> PermissionRules:
-    """A ruleset declaring ``specs`` in order."""
-    rules = PermissionRules(auto_allow_dangerous=auto_allow_dangerous)
-    for decision, tool_pattern, argument_pattern in specs:
-        rules.add(decision, tool_pattern, argument_pattern)  # type: ignore[arg-type]
-    return rules
 
 
 def seed_rules() -> PermissionRules:
@@ -905,14 +899,14 @@ class TestSnapshotStrictness:
 
 
 def _rules_from(specs: list[RuleSpec], auto_allow_dangerous: bool) -> PermissionRules:
-    return build(specs, auto_allow_dangerous=auto_allow_dangerous)
+    return build_rules(specs, auto_allow_dangerous=auto_allow_dangerous)
 
 
 class TestProperties:
     """classify agrees with a naive first-match model; explain and snapshots agree with classify."""
 
     @given(
-        specs=st.lists(rule_specs, max_size=8),
+        specs=rule_lists,
         auto=st.booleans(),
         probes=st.lists(calls, min_size=1, max_size=8),
     )
@@ -925,7 +919,7 @@ class TestProperties:
                 specs, name, args, auto_allow_dangerous=auto
             )
 
-    @given(specs=st.lists(rule_specs, max_size=8), auto=st.booleans(), probes=st.lists(calls, max_size=8))
+    @given(specs=rule_lists, auto=st.booleans(), probes=st.lists(calls, max_size=8))
     @settings(max_examples=100, deadline=None)
     def test_explain_agrees(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """explain names the first rule that matches, and its decision is classify's."""
@@ -944,7 +938,7 @@ class TestProperties:
             assert match.decision == decision == match.rule.effective_decision
             assert match.layer is None
 
-    @given(specs=st.lists(rule_specs, max_size=8), auto=st.booleans(), probes=st.lists(calls, max_size=8))
+    @given(specs=rule_lists, auto=st.booleans(), probes=st.lists(calls, max_size=8))
     @settings(max_examples=100, deadline=None)
     def test_snapshot_round_trip(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """A snapshot through json restores rules that classify every call the same way."""

@@ -14,10 +14,12 @@ from hypothesis import strategies as st
 from ask_permissions import ALL, PermissionRules, RuleMatch, _patterns, _rules
 from ask_permissions._typing import Decision
 
+from .strategies import decisions
+
 JOIN_TIMEOUT = 10.0
 
-# Kept here rather than in tests/strategies.py, which another branch is writing at the same time; they
-# are specific to the index (many distinct names, MCP-style names that regex tool patterns pick out).
+# Local rather than in tests/strategies.py: they are specific to the index (many distinct names, MCP-style
+# names that regex tool patterns pick out), where the shared pools keep names few so that rules meet calls.
 _FIXED_NAMES = ("bash", "read_file", "write_file", "mcp__srv7__query", "mcp__srv7__drop", "mcp__srv12__x")
 _TOOL_REGEXES = (
     re.compile(r"^mcp__srv7__.*$"),
@@ -45,7 +47,6 @@ tool_patterns = st.one_of(st.just(ALL), tool_names, st.sampled_from(_TOOL_REGEXE
 argument_patterns = st.one_of(
     st.none(), st.just(ALL), st.sampled_from(_SUBSTRINGS), st.sampled_from(_ARGUMENT_REGEXES)
 )
-decisions: st.SearchStrategy[Decision] = st.sampled_from(("allow", "ask", "deny"))
 arguments = st.one_of(
     st.none(),
     st.sampled_from(_TEXTS),
