@@ -9,14 +9,15 @@ from __future__ import annotations
 import copy
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
+import pytest
 from hypothesis import strategies as st
 
-from ask_permissions import ALL, DANGEROUS_TOOLS, PermissionRules
+from ask_permissions import ALL, DANGEROUS_TOOLS, InvalidSnapshotError, PermissionRules
 from ask_permissions._patterns import AllType
 from ask_permissions._snapshot import child
 from ask_permissions._tool_metadata import SIDE_EFFECT_SCOPES
@@ -30,6 +31,7 @@ __all__ = [
     "argument_patterns",
     "arguments",
     "assert_path_exists",
+    "assert_snapshot_error",
     "build_rules",
     "calls",
     "decisions",
@@ -42,6 +44,7 @@ __all__ = [
     "queue_snapshot_like",
     "queue_snapshots",
     "quiet_regex_warnings",
+    "restored_or_rejected",
     "rule_lists",
     "rule_specs",
     "tool_metadata",
@@ -252,6 +255,33 @@ def assert_path_exists(snapshot: object, path: str) -> None:
         if key not in node
     }
     assert path in missing, f"error path {path!r} is not in the snapshot"
+
+
+T = TypeVar("T")
+
+
+def restored_or_rejected(read: Callable[[Any], T], snapshot: object) -> T | None:
+    """``read(snapshot)``'s result, or None when it raised InvalidSnapshotError with a path into ``snapshot``.
+
+    Any other exception propagates, failing the test: fuzzed input may be refused, never crash the reader.
+    """
+    with quiet_regex_warnings():
+        try:
+            return read(snapshot)
+        except InvalidSnapshotError as error:
+            assert_path_exists(snapshot, error.path)
+            return None
+
+
+def assert_snapshot_error(
+    read: Callable[[Any], object], snapshot: object, path: str, match: str | None = None
+) -> InvalidSnapshotError:
+    """``read(snapshot)`` raises InvalidSnapshotError with ``path``; its message starts with the path."""
+    with pytest.raises(InvalidSnapshotError, match=match) as caught:
+        read(snapshot)
+    assert caught.value.path == path
+    assert str(caught.value).startswith(f"{path or 'snapshot'}: expected ")
+    return caught.value
 
 
 # -- approval queue snapshots ----------------------------------------------------------------------------

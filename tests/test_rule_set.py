@@ -10,18 +10,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ask_permissions import InvalidSnapshotError, PermissionRules, PermissionRuleSet, RuleMatch
+from ask_permissions import PermissionRules, PermissionRuleSet, RuleMatch
 from ask_permissions._typing import Decision
 
 from .reference import reference_classify, reference_compose
 from .strategies import (
     RuleSpec,
-    assert_path_exists,
+    assert_snapshot_error,
     build_rules,
     calls,
     json_values,
     mutate,
-    quiet_regex_warnings,
+    restored_or_rejected,
     rule_specs,
 )
 
@@ -315,10 +315,7 @@ class TestSnapshotStrictness:
     @pytest.mark.parametrize(("snapshot", "path", "message"), BAD_SNAPSHOTS)
     def test_bad_snapshot(self, snapshot: Any, path: str, message: str) -> None:
         """The error carries the path through the layer, and its message starts with it."""
-        with pytest.raises(InvalidSnapshotError, match=message) as caught:
-            PermissionRuleSet.from_snapshot(snapshot)
-        assert caught.value.path == path
-        assert str(caught.value).startswith(f"{path or 'snapshot'}: expected ")
+        assert_snapshot_error(PermissionRuleSet.from_snapshot, snapshot, path, message)
 
 
 class TestProperties:
@@ -378,11 +375,7 @@ class TestProperties:
     @settings(max_examples=200, deadline=None)
     def test_random_input(self, data: object) -> None:
         """from_snapshot on arbitrary JSON-like data succeeds or raises InvalidSnapshotError, nothing else."""
-        with quiet_regex_warnings():
-            try:
-                PermissionRuleSet.from_snapshot(data)  # type: ignore[arg-type]
-            except InvalidSnapshotError as error:
-                assert_path_exists(data, error.path)
+        restored_or_rejected(PermissionRuleSet.from_snapshot, data)
 
     @given(
         default=st.lists(rule_specs, max_size=3),
@@ -396,11 +389,7 @@ class TestProperties:
         """A valid snapshot with one node changed, dropped or added: restored, or InvalidSnapshotError."""
         rules = PermissionRuleSet(default_rules=build_rules(default), project_rules=build_rules(project))
         snapshot = mutate(rules.snapshot(), data)
-        try:
-            with quiet_regex_warnings():
-                restored = PermissionRuleSet.from_snapshot(snapshot)
-        except InvalidSnapshotError as error:
-            assert_path_exists(snapshot, error.path)
-        else:
+        restored = restored_or_rejected(PermissionRuleSet.from_snapshot, snapshot)
+        if restored is not None:
             name, args = data.draw(calls)
             assert restored.classify(name, args) in (None, "allow", "ask", "deny")

@@ -28,12 +28,12 @@ from .reference import reference_classify
 from .strategies import (
     RuleSpec,
     arguments,
-    assert_path_exists,
+    assert_snapshot_error,
     build_rules,
     calls,
     json_values,
     mutate,
-    quiet_regex_warnings,
+    restored_or_rejected,
     rule_lists,
     rule_specs,
 )
@@ -884,10 +884,7 @@ class TestSnapshotStrictness:
     @pytest.mark.parametrize(("snapshot", "path", "message"), BAD_SNAPSHOTS)
     def test_bad_snapshot(self, snapshot: Any, path: str, message: str) -> None:
         """The error carries the path, and its message starts with it and says what was expected."""
-        with pytest.raises(InvalidSnapshotError, match=message) as caught:
-            PermissionRules.from_snapshot(snapshot)
-        assert caught.value.path == path
-        assert str(caught.value).startswith(f"{path or 'snapshot'}: expected ")
+        assert_snapshot_error(PermissionRules.from_snapshot, snapshot, path, message)
 
     def test_error_classes(self) -> None:
         """InvalidSnapshotError is a PermissionsError and a ValueError, and carries the bad value."""
@@ -896,10 +893,6 @@ class TestSnapshotStrictness:
         assert isinstance(caught.value, PermissionsError)
         assert isinstance(caught.value, ValueError)
         assert caught.value.value == "approve"
-
-
-def _rules_from(specs: list[RuleSpec], auto_allow_dangerous: bool) -> PermissionRules:
-    return build_rules(specs, auto_allow_dangerous=auto_allow_dangerous)
 
 
 class TestProperties:
@@ -913,7 +906,7 @@ class TestProperties:
     @settings(max_examples=150, deadline=None)
     def test_classify_matches_reference(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """classify returns what the first-match reference model returns, for any rules and calls."""
-        rules = _rules_from(specs, auto)
+        rules = build_rules(specs, auto_allow_dangerous=auto)
         for name, args in probes:
             assert rules.classify(name, args) == reference_classify(
                 specs, name, args, auto_allow_dangerous=auto
@@ -923,7 +916,7 @@ class TestProperties:
     @settings(max_examples=100, deadline=None)
     def test_explain_agrees(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """explain names the first rule that matches, and its decision is classify's."""
-        rules = _rules_from(specs, auto)
+        rules = build_rules(specs, auto_allow_dangerous=auto)
         for name, args in probes:
             match = rules.explain(name, args)
             decision = rules.classify(name, args)
@@ -942,7 +935,7 @@ class TestProperties:
     @settings(max_examples=100, deadline=None)
     def test_snapshot_round_trip(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """A snapshot through json restores rules that classify every call the same way."""
-        rules = _rules_from(specs, auto)
+        rules = build_rules(specs, auto_allow_dangerous=auto)
         restored = PermissionRules.from_snapshot(json.loads(json.dumps(rules.snapshot())))
         assert restored.rules == rules.rules
         assert restored.snapshot() == rules.snapshot()
@@ -953,23 +946,15 @@ class TestProperties:
     @settings(max_examples=200, deadline=None)
     def test_random_input(self, data: object) -> None:
         """from_snapshot on arbitrary JSON-like data succeeds or raises InvalidSnapshotError, nothing else."""
-        with quiet_regex_warnings():
-            try:
-                PermissionRules.from_snapshot(data)  # type: ignore[arg-type]
-            except InvalidSnapshotError as error:
-                assert_path_exists(data, error.path)
+        restored_or_rejected(PermissionRules.from_snapshot, data)
 
     @given(specs=st.lists(rule_specs, min_size=1, max_size=4), auto=st.booleans(), data=st.data())
     @settings(max_examples=200, deadline=None)
     def test_mutated_snapshot(self, specs: list[RuleSpec], auto: bool, data: st.DataObject) -> None:
         """A valid snapshot with one node changed, dropped or added: restored, or InvalidSnapshotError."""
-        snapshot = mutate(_rules_from(specs, auto).snapshot(), data)
-        try:
-            with quiet_regex_warnings():
-                restored = PermissionRules.from_snapshot(snapshot)
-        except InvalidSnapshotError as error:
-            assert_path_exists(snapshot, error.path)
-        else:
+        snapshot = mutate(build_rules(specs, auto_allow_dangerous=auto).snapshot(), data)
+        restored = restored_or_rejected(PermissionRules.from_snapshot, snapshot)
+        if restored is not None:
             name, args = data.draw(calls)
             assert restored.classify(name, args) in (None, "allow", "ask", "deny")
 
