@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 
 from ask_permissions import Approval, Permissions, ToolCall
 
+from .threads import run_threads
+
 START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 LOGGER = "ask_permissions"
 
@@ -539,12 +541,7 @@ class TestThreads:
                     results.append(action)
 
         with caplog.at_level(logging.WARNING, logger=LOGGER):
-            threads = [threading.Thread(target=work) for _ in range(8)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+            run_threads(*[work] * 8)
         assert results == ["block"] * 400
         assert len(gate.pending_approvals) == 1
         assert reminders(caplog) == [reminder("bash", "tc-1")]
@@ -572,11 +569,6 @@ class TestThreads:
                     if result["action"] == "proceed" and call_id not in approved:
                         leaked.append(call_id)
 
-        threads = [threading.Thread(target=approver), threading.Thread(target=caller)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+        run_threads(approver, caller)
         assert leaked == []
         assert {entry.tool_call_id for entry in gate.pending_approvals} == set(ids) - approved

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 import threading
@@ -16,6 +17,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from ask_permissions import InvalidSnapshotError, SessionPermissionGrants
 
 from .strategies import any_tool_names, grants_snapshot_like, plain_json
+from .threads import run_threads
 
 
 class Tool(enum.StrEnum):
@@ -322,12 +324,7 @@ class TestThreads:
                 grants.is_granted(f"tool-{worker}-{index}")
                 grants.snapshot()
 
-        threads = [threading.Thread(target=work, args=(worker,)) for worker in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+        run_threads(*[functools.partial(work, worker) for worker in range(8)])
         assert len(grants) == 8 * 200
 
     def test_concurrent_revokes_and_restores_stay_consistent(self) -> None:
@@ -346,10 +343,5 @@ class TestThreads:
             for _ in range(300):
                 grants.revoke("a").revoke("b")
 
-        threads = [threading.Thread(target=restorer), threading.Thread(target=revoker)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+        run_threads(restorer, revoker)
         assert grants.granted_tools in (["a", "b"], ["b"], [])

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 from ask_permissions import PlanModePolicy, ToolCall
 
+from .threads import run_threads
+
 DEFAULT_REASON = "Plan mode: only read-only tools until the plan is approved"
 
 DECISIONS: list[tuple[str, str, dict[str, str]]] = [
@@ -175,10 +177,5 @@ class TestThreads:
                 if proceeded != (name in {"read_file", "exit_plan_mode"}):
                     wrong.append(name)
 
-        threads = [threading.Thread(target=work) for _ in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+        run_threads(*[work] * 8)
         assert wrong == []

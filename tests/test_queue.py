@@ -20,10 +20,10 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
 from tests.strategies import assert_snapshot_error, queue_snapshot_like, queue_snapshots
+from tests.threads import JOIN_TIMEOUT, join, start
 
 P = ParamSpec("P")
 T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-JOIN = 10.0  # seconds: a thread still alive after this is a deadlock, and fails the test
 WOKEN = 2.0  # seconds: a waiter must wake well within this after the resolution (no reliance on timeouts)
 
 
@@ -50,7 +50,7 @@ class FakeClock:
 
 def assert_unlocked(queue: ApprovalQueue) -> None:
     """Fail (rather than hang) if a callback runs while the queue's lock is held."""
-    if not queue._changed.acquire(timeout=JOIN):
+    if not queue._changed.acquire(timeout=JOIN_TIMEOUT):
         pytest.fail("callback called while the queue's lock is held")
     queue._changed.release()
 
@@ -122,18 +122,6 @@ def statuses(queue: ApprovalQueue) -> dict[int, str]:
         result[action_id] = action.status
         action_id += 1
     return result
-
-
-def start(target: Callable[[], object]) -> threading.Thread:
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    return thread
-
-
-def join(*threads: threading.Thread) -> None:
-    for thread in threads:
-        thread.join(JOIN)
-        assert not thread.is_alive(), "thread still running: deadlock?"
 
 
 class TestAction:
@@ -1003,16 +991,16 @@ class TestWait:
         submit(queue, "read", auto=True)
         target = 1 if how != "auto" else 2
         results: list[tuple[Action | None, float]] = []
-        waiter = start(lambda: results.append((queue.wait(target, timeout=JOIN), time.monotonic())))
+        waiter = start(lambda: results.append((queue.wait(target, timeout=JOIN_TIMEOUT), time.monotonic())))
         time.sleep(0.02)
         resolved_at = time.monotonic()
         if how == "approve":
-            start(lambda: queue.approve(1)).join(JOIN)
+            start(lambda: queue.approve(1)).join(JOIN_TIMEOUT)
         elif how == "reject":
-            start(lambda: queue.reject(1, feedback="no")).join(JOIN)
+            start(lambda: queue.reject(1, feedback="no")).join(JOIN_TIMEOUT)
         else:
             queue.approve(1)
-            start(queue.drain).join(JOIN)
+            start(queue.drain).join(JOIN_TIMEOUT)
         join(waiter)
         expected = {"approve": "approved", "reject": "rejected", "auto": "approved"}[how]
         [(action, woke_at)] = results
@@ -1055,7 +1043,10 @@ class TestWait:
         queue = ApprovalQueue()
         submit(queue)
         results: list[str] = []
-        waiters = [start(lambda: results.append(queue.wait(1, timeout=JOIN).status)) for _ in range(8)]  # type: ignore[union-attr]
+        waiters = [
+            start(lambda: results.append(queue.wait(1, timeout=JOIN_TIMEOUT).status))  # type: ignore[union-attr]
+            for _ in range(8)
+        ]
         time.sleep(0.02)
         resolved_at = time.monotonic()
         queue.approve(1)
@@ -1093,7 +1084,7 @@ class TestWaitAsync:
 
             task = asyncio.create_task(ticker())
             threading.Timer(0.05, queue.approve, args=(1,)).start()
-            action = await queue.wait_async(1, timeout=JOIN)
+            action = await queue.wait_async(1, timeout=JOIN_TIMEOUT)
             task.cancel()
             return action, ticks
 
@@ -1150,11 +1141,11 @@ class TestWaitAsync:
         results: list[str] = []
 
         async def waiters() -> None:
-            actions = await asyncio.gather(*(queue.wait_async(1, timeout=JOIN) for _ in range(3)))
+            actions = await asyncio.gather(*(queue.wait_async(1, timeout=JOIN_TIMEOUT) for _ in range(3)))
             results.extend(a.status for a in actions if a is not None)
 
         threads = [start(lambda: asyncio.run(waiters())) for _ in range(2)]
-        deadline = time.monotonic() + JOIN
+        deadline = time.monotonic() + JOIN_TIMEOUT
         while sum(len(w) for w in queue._async_waiters.values()) < 6 and time.monotonic() < deadline:
             time.sleep(0.005)
         queue.approve(1)
@@ -1356,11 +1347,11 @@ class TestThreads:
         def on_approve(action: Action) -> None:
             if action.id == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
 
         queue.on_approve = on_approve
         first = start(lambda: submit(queue, "read", auto=True))
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         seen: list[str] = []
         second = start(lambda: seen.append(queue[submit(queue, "read", auto=True)].status))  # type: ignore[union-attr]
         second.join(0.05)
@@ -1380,13 +1371,13 @@ class TestThreads:
             events.append(("submit", action.id))
             if action.id == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
             events.append(("submitted", action.id))
 
         queue.on_submit = on_submit
         queue.on_approve = lambda action: events.append(("approve", action.id))
         first = start(lambda: submit(queue, "read", auto=True))
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         second = start(lambda: submit(queue, "read", auto=True))
         second.join(0.05)
         assert ("approve", 2) not in events
@@ -1405,20 +1396,20 @@ class TestThreads:
         def on_submit(action: Action) -> None:
             if action.id == 2:
                 in_submit.set()
-                assert release_submit.wait(JOIN)
+                assert release_submit.wait(JOIN_TIMEOUT)
             events.append(("submitted", action.id))
 
         def on_approve(action: Action) -> None:
             if action.id == 1:
                 in_approve.set()
-                assert release_approve.wait(JOIN)
+                assert release_approve.wait(JOIN_TIMEOUT)
             events.append(("approve", action.id))
 
         queue.on_submit, queue.on_approve = on_submit, on_approve
         first = start(lambda: submit(queue, "read", auto=True))  # owns the drain, stuck in on_approve(1)
-        assert in_approve.wait(JOIN)
+        assert in_approve.wait(JOIN_TIMEOUT)
         second = start(lambda: submit(queue, "read", auto=True))  # stuck in on_submit(2)
-        assert in_submit.wait(JOIN)
+        assert in_submit.wait(JOIN_TIMEOUT)
         release_approve.set()
         first.join(0.05)
         assert ("approve", 2) not in events
@@ -1435,11 +1426,11 @@ class TestThreads:
         def on_submit(action: Action) -> None:
             if action.id == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
 
         queue.on_submit = on_submit
         first = start(lambda: submit(queue, "bash"))
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         join(start(lambda: submit(queue, "read", auto=True)))
         assert queue.is_pending(2)
         release.set()
@@ -1456,7 +1447,7 @@ class TestThreads:
             calls.append(action.id)
             if len(calls) == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
                 raise Boom
 
         queue.on_approve = on_approve
@@ -1469,7 +1460,7 @@ class TestThreads:
                 errors.append(error)
 
         first = start(first_submit)
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         seen: list[str] = []
         second = start(lambda: seen.append(queue[submit(queue, "read", auto=True)].status))  # type: ignore[union-attr]
         second.join(0.05)

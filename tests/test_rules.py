@@ -37,8 +37,7 @@ from .strategies import (
     rule_lists,
     rule_specs,
 )
-
-JOIN_TIMEOUT = 10.0
+from .threads import JOIN_TIMEOUT, join, start
 
 
 def seed_rules() -> PermissionRules:
@@ -578,16 +577,14 @@ class TestThreads:
             except BaseException as error:  # pragma: no cover - reported below
                 errors.append(error)
 
-        thread = threading.Thread(target=reader, daemon=True)
-        thread.start()
+        thread = start(reader)
         assert ready.wait(JOIN_TIMEOUT)
         for number in range(200):
             rules.ask("bash", f"never-{number}")
         rules.deny("bash")
         for number in range(50):
             rules.ask("bash", f"after-{number}")
-        thread.join(JOIN_TIMEOUT)
-        assert not thread.is_alive()
+        join(thread)
         assert errors == []
         assert set(seen) <= {None, "deny"}
         first_deny = seen.index("deny")
@@ -619,17 +616,13 @@ class TestThreads:
             except BaseException as error:
                 errors.append(error)
 
-        threads = [threading.Thread(target=reader, daemon=True) for _ in range(2)]
-        for thread in threads:
-            thread.start()
+        threads = [start(reader) for _ in range(2)]
         for name in names:
             rules.deny(name)
             with lock:
                 denied.add(name)
         done.set()
-        for thread in threads:
-            thread.join(JOIN_TIMEOUT)
-        assert not any(thread.is_alive() for thread in threads)
+        join(*threads)
         assert errors == []
         assert all(rules.classify(name) == "deny" for name in names)
 

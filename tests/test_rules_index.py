@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from typing import Any, TypeAlias
@@ -15,8 +16,7 @@ from ask_permissions import ALL, PermissionRules, RuleMatch, _patterns, _rules
 from ask_permissions._typing import Decision
 
 from .strategies import decisions
-
-JOIN_TIMEOUT = 10.0
+from .threads import JOIN_TIMEOUT, run_threads
 
 # Local rather than in tests/strategies.py: they are specific to the index (many distinct names, MCP-style
 # names that regex tool patterns pick out), where the shared pools keep names few so that rules meet calls.
@@ -212,13 +212,7 @@ class TestThreads:
                     errors.append(f"tool_{number}: the first rule did not win")
 
         with mock.patch.object(_rules, "_CANDIDATE_CACHE_SIZE", 8):
-            threads = [threading.Thread(target=register, daemon=True)]
-            threads += [threading.Thread(target=classify, args=(offset,), daemon=True) for offset in range(3)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(JOIN_TIMEOUT)
-            assert not any(thread.is_alive() for thread in threads)
+            run_threads(register, *[functools.partial(classify, offset) for offset in range(3)])
             assert errors == []
             assert all(rules.classify(f"tool_{number}", {"q": "ok"}) == "allow" for number in range(count))
             assert len(rules._state.candidates) <= 8
