@@ -38,6 +38,7 @@ __all__ = [
     "grants_snapshot_like",
     "json_values",
     "mutate",
+    "nodes_by_path",
     "permission_rules",
     "plain_json",
     "queue_snapshot_entries",
@@ -242,9 +243,14 @@ def _paths(node: object, path: str) -> Iterator[tuple[str, object]]:
             yield from _paths(value, child(path, index))
 
 
+def nodes_by_path(snapshot: object) -> dict[str, object]:
+    """Every node of ``snapshot`` by the path a snapshot error would name it with (``""`` for the root)."""
+    return dict(_paths(snapshot, ""))
+
+
 def assert_path_exists(snapshot: object, path: str) -> None:
     """An error path leads to a node of ``snapshot``, or names a required key missing from a mapping."""
-    nodes = dict(_paths(snapshot, ""))
+    nodes = nodes_by_path(snapshot)
     if path in nodes:
         return
     missing = {

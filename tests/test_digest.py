@@ -22,6 +22,8 @@ DIGEST_VECTORS = [
 
 
 class TestVectors:
+    """FNV-1a-64 and args_digest give the published and loopctl vectors."""
+
     @pytest.mark.parametrize(("data", "expected"), FNV_VECTORS, ids=["empty", "a", "foobar"])
     def test_fnv1a_64(self, data: bytes, expected: str) -> None:
         """FNV-1a-64 gives the published test vectors."""
@@ -42,6 +44,8 @@ class TestVectors:
 
 
 class TestProperties:
+    """The digest depends on the arguments' canonical JSON only, and always has the same shape."""
+
     @given(st.dictionaries(st.text(max_size=6), plain_json, max_size=6), st.randoms())
     def test_key_order_never_changes_the_digest(self, arguments: dict[str, Any], random: Any) -> None:
         """Reordering keys leaves the digest as it is."""

@@ -111,7 +111,11 @@ IS_GRANTED_NEVER_RAISES = [None, "", 0, 1.5, b"bash", ["bash"], {"bash": True}, 
 class TestValidation:
     """Names are non-empty strings; is_granted never raises."""
 
-    @pytest.mark.parametrize("value", IS_GRANTED_NEVER_RAISES, ids=repr)
+    @pytest.mark.parametrize(
+        "value",
+        IS_GRANTED_NEVER_RAISES,
+        ids=lambda value: "object()" if type(value) is object else repr(value),
+    )
     def test_is_granted_anything_else_is_false(self, value: object) -> None:
         """is_granted answers False for anything that is not a granted string."""
         grants = SessionPermissionGrants(["bash"])

@@ -516,6 +516,8 @@ def build(case: Case, **extra: Any) -> tuple[ApprovalPolicy, ApprovalQueue, list
 
 
 class TestPrecedence:
+    """The nine layers of seed 000 decide in their order: each case pins one layer beating the next."""
+
     @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
     def test_layer_decides(self, case: Case) -> None:
         """Each layer decides where seed 000 says it does, with the fixed result shape and text."""
@@ -564,6 +566,8 @@ LAYERS_THAT_SUBMIT = [case for case in CASES if case.expect[0] == PENDING]
 
 
 class TestUnattended:
+    """interactive=False: what would wait for a person is blocked instead."""
+
     @pytest.mark.parametrize("case", LAYERS_THAT_SUBMIT, ids=[case.id for case in LAYERS_THAT_SUBMIT])
     def test_would_be_submission_blocks(self, case: Case) -> None:
         """interactive=False blocks what would wait for a person, and still submits what approves itself."""
@@ -587,6 +591,8 @@ class TestUnattended:
 
 
 class TestConstruction:
+    """The constructor checks its arguments, and every argument reads back."""
+
     def test_unknown_mode(self) -> None:
         """An unknown mode is a ValueError with the fixed text."""
         with pytest.raises(ValueError, match=r"^Unknown permission mode: 'turbo'$"):
@@ -661,6 +667,8 @@ class TestConstruction:
 
 
 class TestToolCalls:
+    """Tool calls and tool metadata in every accepted form; action ids and lookup come from the queue."""
+
     def test_mapping_tool_call(self) -> None:
         """A mapping with name, arguments and id is a tool call."""
         policy = ApprovalPolicy(queue=ApprovalQueue(), require_approval="x")
@@ -724,6 +732,8 @@ class TestToolCalls:
 
 
 class TestDecisionRecords:
+    """Every decision is recorded for on_decision, with the matched rule and a JSON-safe form."""
+
     def test_record_fields(self) -> None:
         """A record names the tool, digest, layer, rule, reason, id and time; to_dict is JSON-safe."""
         rules = PermissionRules().allow("read_file").ask("bash", "rm -rf")
@@ -886,6 +896,8 @@ def _reference(config: dict[str, Any], name: str, arguments: Any) -> tuple[str, 
 
 
 class TestProperties:
+    """Properties: the hook follows seed 000's layers, and the dry run agrees with it."""
+
     @settings(max_examples=150, deadline=None)
     @given(configurations, calls)
     def test_hook_matches_the_seed_and_the_dry_run(self, config: dict[str, Any], sample: list[Any]) -> None:
@@ -915,6 +927,8 @@ class TestProperties:
 
 
 class TestEdges:
+    """Wrong types, opaque classifiers and malformed tool calls fail loudly or decide without a rule."""
+
     @pytest.mark.parametrize(
         ("kwargs", "field"),
         [

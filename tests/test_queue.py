@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
-from tests.strategies import assert_snapshot_error, queue_snapshot_like, queue_snapshots
+from tests.strategies import assert_snapshot_error, nodes_by_path, queue_snapshot_like, queue_snapshots
 from tests.threads import JOIN_TIMEOUT, join, start
 
 P = ParamSpec("P")
@@ -749,6 +749,13 @@ RESTORE_NEXT_ID_CASES = [
     (10, [2], 11),
 ]
 
+
+def _invalid_id(snapshot: object, path: str) -> str:
+    """A case's id: the bad field and its value, or the required field that is missing."""
+    nodes = nodes_by_path(snapshot)
+    return f"{path or 'snapshot'}={nodes[path]!r}" if path in nodes else f"{path}-missing"
+
+
 INVALID_SNAPSHOTS: list[tuple[object, str]] = [
     (None, ""),
     ([], ""),
@@ -919,7 +926,7 @@ class TestRestore:
         assert queue[1].tool_call_id == 42  # type: ignore[union-attr]
 
     @pytest.mark.parametrize(
-        ("snapshot", "path"), INVALID_SNAPSHOTS, ids=[p or repr(s) for s, p in INVALID_SNAPSHOTS]
+        ("snapshot", "path"), INVALID_SNAPSHOTS, ids=[_invalid_id(s, p) for s, p in INVALID_SNAPSHOTS]
     )
     def test_invalid(self, snapshot: object, path: str) -> None:
         """Invalid input raises InvalidSnapshotError naming the path; nothing is restored."""
@@ -1208,7 +1215,9 @@ class TestExpirePending:
         assert statuses(queue) == {1: "approved", 2: "rejected", 3: "pending", 4: "pending"}
 
     @pytest.mark.parametrize(
-        ("value", "error"), [(60, TypeError), (timedelta(seconds=-1), ValueError)], ids=repr
+        ("value", "error"),
+        [(60, TypeError), (timedelta(seconds=-1), ValueError)],
+        ids=["int-not-timedelta", "negative"],
     )
     def test_bad_age(self, value: Any, error: type[Exception]) -> None:
         """older_than must be a non-negative timedelta."""
@@ -1240,10 +1249,8 @@ class TestThreads:
     PER_THREAD = 150
 
     def test_concurrent_eligible_submits_never_lose_a_wakeup(self) -> None:
-        """With only eligible items, every submit returns with its own action already approved.
-
-        Callbacks yield to other threads, and some approvals submit more work from inside the drain.
-        """
+        """With only eligible items, every submit returns with its own action already approved."""
+        # Callbacks yield to other threads, and some approvals submit more work from inside the drain.
         approvals: list[int] = []
         nested: list[int] = []
         queue = ApprovalQueue(auto_approve={"read": True})

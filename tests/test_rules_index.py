@@ -219,6 +219,8 @@ class TestThreads:
 
 
 class TestStrSubclassNames:
+    """Names that are str subclasses share the cache with their plain text."""
+
     def test_str_enum_names_use_the_cache(self) -> None:
         """A StrEnum tool name classifies like its text and is cached under that text."""
         import enum
