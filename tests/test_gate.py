@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from ask_permissions import Approval, Permissions, ToolCall
 
+from .cases import bad_tool_name_lists
 from .threads import run_threads
 
 START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
@@ -105,14 +106,6 @@ MODE_CASES: list[tuple[str, str | None, str, dict[str, str]]] = [
 ]
 
 
-BAD_BLOCKED_TOOLS: list[tuple[object, type[Exception], str]] = [
-    ("bash", TypeError, "blocked_tools: expected an iterable of tool names, not a string"),
-    (3, TypeError, "blocked_tools: expected an iterable"),
-    (["bash", ""], ValueError, r"blocked_tools\[1\]: expected a non-empty string; got ''"),
-    ([None], TypeError, r"blocked_tools\[0\]: expected a non-empty string; got None"),
-]
-
-
 class TestModes:
     """A mode fixes the blocked tools and the block reason."""
 
@@ -178,8 +171,7 @@ class TestModes:
 
     @pytest.mark.parametrize(
         ("value", "error", "match"),
-        BAD_BLOCKED_TOOLS,
-        ids=["bare-string", "not-iterable", "empty-name", "none-name"],
+        bad_tool_name_lists("blocked_tools"),
     )
     def test_bad_blocked_tools(self, value: Any, error: type[Exception], match: str) -> None:
         """Custom blocked_tools must be an iterable of non-empty strings."""

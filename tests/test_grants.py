@@ -16,6 +16,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from ask_permissions import InvalidSnapshotError, SessionPermissionGrants
 
+from .cases import bad_tool_name_lists
 from .strategies import any_tool_names, grants_snapshot_like, plain_json
 from .threads import run_threads
 
@@ -136,22 +137,11 @@ class TestValidation:
         with pytest.raises(TypeError, match="tool_name: expected a non-empty string"):
             getattr(SessionPermissionGrants(), method)(value)
 
-    def test_constructor_names_the_bad_entry(self) -> None:
-        """The constructor's error names the index of the bad entry."""
-        with pytest.raises(ValueError, match=r"granted_tools\[1\]: expected a non-empty string; got ''"):
-            SessionPermissionGrants(["bash", ""])
-        with pytest.raises(TypeError, match=r"granted_tools\[0\]"):
-            SessionPermissionGrants([None])  # type: ignore[list-item]
-
-    def test_constructor_refuses_a_bare_string(self) -> None:
-        """A bare string would grant its letters, so it is refused."""
-        with pytest.raises(TypeError, match="not a string"):
-            SessionPermissionGrants("bash")
-
-    def test_constructor_refuses_a_non_iterable(self) -> None:
-        """A non-iterable is a TypeError naming the field."""
-        with pytest.raises(TypeError, match="granted_tools: expected an iterable"):
-            SessionPermissionGrants(3)  # type: ignore[arg-type]
+    @pytest.mark.parametrize(("value", "error", "match"), bad_tool_name_lists("granted_tools"))
+    def test_constructor_refuses_bad_names(self, value: Any, error: type[Exception], match: str) -> None:
+        """The constructor refuses a bare string (it would grant its letters); errors name the bad entry."""
+        with pytest.raises(error, match=match):
+            SessionPermissionGrants(value)
 
 
 INVALID_SNAPSHOTS: list[tuple[str, object, str, str]] = [
