@@ -590,6 +590,21 @@ class TestUnattended:
             assert policy.evaluate(ToolCall(case.call, case.arguments)).outcome == BLOCK
 
 
+# Arguments of the wrong type, and the field the TypeError must start with.
+WRONG_TYPES = [
+    pytest.param({"rules": object()}, "rules", id="rules"),
+    pytest.param({"session_grants": object()}, "session_grants", id="session_grants"),
+    pytest.param({"project_grants": object()}, "project_grants", id="project_grants"),
+    pytest.param({"require_approval": 3}, "require_approval", id="require_approval"),
+    pytest.param({"require_approval": [b"bash"]}, r"require_approval\[0\]", id="require_approval-entry"),
+    pytest.param({"tools": 5}, "tools", id="tools"),
+    pytest.param({"tools": [object()]}, "tools", id="unnamed-tool"),
+    pytest.param({"interactive": "no"}, "interactive", id="interactive"),
+    pytest.param({"on_decision": 3}, "on_decision", id="on_decision"),
+    pytest.param({"clock": "now"}, "clock", id="clock"),
+]
+
+
 class TestConstruction:
     """The constructor checks its arguments, and every argument reads back."""
 
@@ -636,27 +651,9 @@ class TestConstruction:
         assert record.rule is not None
         assert (record.rule.layer, record.rule.index) == ("project", 1)
 
-    @pytest.mark.parametrize(
-        ("kwargs", "field"),
-        [
-            ({"rules": object()}, "rules"),
-            ({"session_grants": object()}, "session_grants"),
-            ({"project_grants": object()}, "project_grants"),
-            ({"require_approval": 3}, "require_approval"),
-            ({"require_approval": [b"bash"]}, r"require_approval\[0\]"),
-            ({"tools": 5}, "tools"),
-        ],
-        ids=[
-            "rules",
-            "session_grants",
-            "project_grants",
-            "require_approval",
-            "require_approval-entry",
-            "tools",
-        ],
-    )
-    def test_wrong_collaborator_types(self, kwargs: dict[str, Any], field: str) -> None:
-        """A collaborator of the wrong shape is a TypeError naming the argument."""
+    @pytest.mark.parametrize(("kwargs", "field"), WRONG_TYPES)
+    def test_wrong_argument_types(self, kwargs: dict[str, Any], field: str) -> None:
+        """A collaborator or option of the wrong type is a TypeError whose message starts with its name."""
         with pytest.raises(TypeError, match=f"^{field}"):
             ApprovalPolicy(queue=ApprovalQueue(), **kwargs)
 
@@ -927,22 +924,7 @@ class TestProperties:
 
 
 class TestEdges:
-    """Wrong types, opaque classifiers and malformed tool calls fail loudly or decide without a rule."""
-
-    @pytest.mark.parametrize(
-        ("kwargs", "field"),
-        [
-            ({"interactive": "no"}, "interactive"),
-            ({"on_decision": 3}, "on_decision"),
-            ({"clock": "now"}, "clock"),
-            ({"tools": [object()]}, "tools"),
-        ],
-        ids=["interactive", "on_decision", "clock", "unnamed-tool"],
-    )
-    def test_more_wrong_types(self, kwargs: dict[str, Any], field: str) -> None:
-        """Every optional argument of the wrong type is a TypeError naming it."""
-        with pytest.raises(TypeError, match=f"^{field}"):
-            ApprovalPolicy(queue=ApprovalQueue(), **kwargs)
+    """Readers of the optional arguments, opaque classifiers and malformed tool calls."""
 
     def test_clock_and_observer_readers(self) -> None:
         """clock and on_decision read back what was passed."""
