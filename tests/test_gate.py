@@ -7,7 +7,7 @@ import enum
 import logging
 import re
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -17,23 +17,10 @@ from hypothesis import strategies as st
 from ask_permissions import Approval, Permissions, ToolCall
 
 from .cases import bad_tool_name_lists
+from .clock import START, FakeClock
 from .threads import run_threads
 
-START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 LOGGER = "ask_permissions"
-
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: datetime = START) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 class Tool(enum.StrEnum):

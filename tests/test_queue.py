@@ -10,7 +10,7 @@ import json
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, ParamSpec
 
 import pytest
@@ -19,11 +19,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
-from tests.strategies import assert_snapshot_error, nodes_by_path, queue_snapshot_like, queue_snapshots
-from tests.threads import JOIN_TIMEOUT, join, start
+
+from .clock import START, FakeClock
+from .strategies import assert_snapshot_error, nodes_by_path, queue_snapshot_like, queue_snapshots
+from .threads import JOIN_TIMEOUT, join, start
 
 P = ParamSpec("P")
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
 WOKEN = 2.0  # seconds: a waiter must wake well within this after the resolution (no reliance on timeouts)
 
 
@@ -33,19 +34,6 @@ class Boom(Exception):
 
 class Interrupt(BaseException):
     """A BaseException that is not an Exception, like KeyboardInterrupt."""
-
-
-class FakeClock:
-    """A clock that only moves when told to."""
-
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def tick(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 def assert_unlocked(queue: ApprovalQueue) -> None:
@@ -135,7 +123,7 @@ class TestAction:
             args={"command": "ls"},
             auto_approvable=False,
             status="pending",
-            submitted_at=T0,
+            submitted_at=START,
             message="needs eyes",
         )
         return dataclasses.replace(action, **changes)
@@ -199,7 +187,7 @@ class TestSubmit:
             args={"command": "ls"},
             auto_approvable=False,
             status="pending",
-            submitted_at=T0,
+            submitted_at=START,
             message="needs eyes",
         )
 
@@ -641,7 +629,7 @@ class TestSnapshot:
         clock = FakeClock()
         queue = ApprovalQueue(clock=clock)
         submit(queue, "bash", args={"command": "ls"}, message="needs eyes")
-        clock.tick(seconds=1)
+        clock.advance(seconds=1)
         submit(queue, "write", auto=True)
         submit(queue, "other")
         queue.approve(1)
@@ -697,7 +685,7 @@ class TestSnapshot:
         ("kwargs", "match"),
         [
             ({"args": "raw json"}, "args: expected a mapping"),
-            ({"args": {"when": T0}}, "expected a JSON value"),
+            ({"args": {"when": START}}, "expected a JSON value"),
             ({"args": {1: "x"}}, "string keys"),
             ({"args": {"x": float("nan")}}, "finite"),
             ({"tool_call_id": 1.5}, "tool_call_id"),
@@ -889,17 +877,17 @@ class TestRestore:
             args={},
             auto_approvable=False,
             status="pending",
-            submitted_at=T0,
+            submitted_at=START,
             message=None,
         )
 
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
-            ("2026-01-01T12:00:00", T0),
-            ("2026-01-01T12:00:00Z", T0),
-            ("2026-01-01T14:00:00+02:00", T0),
-            ("2026-01-01T12:00:00.250000+00:00", T0 + timedelta(milliseconds=250)),
+            ("2026-01-01T12:00:00", START),
+            ("2026-01-01T12:00:00Z", START),
+            ("2026-01-01T14:00:00+02:00", START),
+            ("2026-01-01T12:00:00.250000+00:00", START + timedelta(milliseconds=250)),
         ],
         ids=["naive-is-utc", "zulu", "offset", "fraction"],
     )
@@ -1191,9 +1179,9 @@ class TestExpirePending:
         recorder = Recorder()
         queue = recorder.queue(clock=clock)
         submit(queue)
-        clock.tick(seconds=60)
+        clock.advance(seconds=60)
         submit(queue)
-        clock.now = T0 + elapsed
+        clock.now = START + elapsed
         expired = queue.expire_pending(timedelta(seconds=60))
         assert [a.id for a in expired] == expected
         assert all(a.status == "rejected" and a.feedback == "expired" for a in expired)
@@ -1209,7 +1197,7 @@ class TestExpirePending:
             submit(queue)
         queue.approve(1)
         recorder.raise_on[("reject", 3)] = Boom()
-        clock.tick(hours=1)
+        clock.advance(hours=1)
         with pytest.raises(Boom):
             queue.expire_pending(timedelta(0))
         assert statuses(queue) == {1: "approved", 2: "rejected", 3: "pending", 4: "pending"}
@@ -1226,9 +1214,9 @@ class TestExpirePending:
 
     def test_restored_naive_and_offset_times(self) -> None:
         """Restored timestamps in any offset compare correctly with the clock."""
-        clock = FakeClock(T0 + timedelta(minutes=10))
+        clock = FakeClock(START + timedelta(minutes=10))
         queue = ApprovalQueue(clock=clock)
-        plus_two = T0.astimezone(timezone(timedelta(hours=2)))
+        plus_two = START.astimezone(timezone(timedelta(hours=2)))
         queue.restore_pending(
             {
                 "version": 1,
