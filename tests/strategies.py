@@ -9,38 +9,51 @@ from __future__ import annotations
 import copy
 import re
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import UTC, datetime, timedelta, timezone
-from typing import Any, TypeAlias
+from typing import Any, TypeAlias, TypeVar
 
+import pytest
 from hypothesis import strategies as st
 
-from ask_permissions import ALL, DANGEROUS_TOOLS
+from ask_permissions import ALL, DANGEROUS_TOOLS, InvalidSnapshotError, PermissionRules
 from ask_permissions._patterns import AllType
 from ask_permissions._snapshot import child
+from ask_permissions._tool_metadata import SIDE_EFFECT_SCOPES
+from ask_permissions._typing import Decision
 
 __all__ = [
     "DECISIONS",
     "TOOL_NAMES",
     "RuleSpec",
+    "any_tool_names",
     "argument_patterns",
     "arguments",
     "assert_path_exists",
+    "assert_snapshot_error",
+    "build_rules",
     "calls",
     "decisions",
+    "grants_snapshot_like",
     "json_values",
     "mutate",
+    "nodes_by_path",
+    "permission_rules",
+    "plain_json",
     "queue_snapshot_entries",
     "queue_snapshot_like",
     "queue_snapshots",
     "quiet_regex_warnings",
+    "restored_or_rejected",
+    "rule_lists",
     "rule_specs",
+    "tool_metadata",
     "tool_names",
     "tool_patterns",
 ]
 
-DECISIONS = ("allow", "ask", "deny")
+DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
 
 # The dangerous names, near misses of them, the string "all", and ordinary tools.
 TOOL_NAMES = (*DANGEROUS_TOOLS, "Bash", "bashful", "all", "read_file", "write_file", "search", "Ã©dit")
@@ -78,11 +91,13 @@ _TEXTS = ("ls", "ls -la", "rm -rf /tmp", "sudo rm  -rf /", "/docs/readme.md", "Ã
 
 ToolPatternValue: TypeAlias = str | re.Pattern[str] | AllType
 ArgumentPatternValue: TypeAlias = str | re.Pattern[str] | AllType | None
-RuleSpec: TypeAlias = tuple[str, ToolPatternValue, ArgumentPatternValue]
+RuleSpec: TypeAlias = tuple[Decision, ToolPatternValue, ArgumentPatternValue]
 """``(decision, tool_pattern, argument_pattern)`` as passed to ``PermissionRules.add``."""
 
-decisions = st.sampled_from(DECISIONS)
+decisions: st.SearchStrategy[Decision] = st.sampled_from(DECISIONS)
 tool_names = st.sampled_from(TOOL_NAMES)
+any_tool_names = tool_names | st.text(min_size=1, max_size=4)
+"""A pool name, or any short non-empty string (for code that must take every name, not only known ones)."""
 tool_patterns: st.SearchStrategy[ToolPatternValue] = st.one_of(
     st.just(ALL), tool_names, st.sampled_from(_TOOL_REGEXES)
 )
@@ -90,6 +105,22 @@ argument_patterns: st.SearchStrategy[ArgumentPatternValue] = st.one_of(
     st.none(), st.just(ALL), st.sampled_from(_SUBSTRINGS), st.sampled_from(_ARGUMENT_REGEXES)
 )
 rule_specs: st.SearchStrategy[RuleSpec] = st.tuples(decisions, tool_patterns, argument_patterns)
+rule_lists: st.SearchStrategy[list[RuleSpec]] = st.lists(rule_specs, max_size=8)
+
+
+def build_rules(specs: list[RuleSpec], *, auto_allow_dangerous: bool = False) -> PermissionRules:
+    """A ruleset declaring ``specs`` in order."""
+    rules = PermissionRules(auto_allow_dangerous=auto_allow_dangerous)
+    for decision, tool_pattern, argument_pattern in specs:
+        rules.add(decision, tool_pattern, argument_pattern)
+    return rules
+
+
+@st.composite
+def permission_rules(draw: st.DrawFn) -> PermissionRules:
+    """A ``PermissionRules`` of a few rules from ``rule_lists``, with or without ``auto_allow_dangerous``."""
+    return build_rules(draw(rule_lists), auto_allow_dangerous=draw(st.booleans()))
+
 
 _leaves = st.one_of(st.none(), st.booleans(), st.integers(-50, 50), st.sampled_from(_TEXTS))
 arguments: st.SearchStrategy[Any] = st.one_of(
@@ -101,6 +132,19 @@ arguments: st.SearchStrategy[Any] = st.one_of(
     st.fixed_dictionaries({"path": st.sampled_from(_TEXTS), "options": st.lists(_leaves, max_size=2)}),
 )
 calls: st.SearchStrategy[tuple[str, Any]] = st.tuples(tool_names, arguments)
+
+plain_json: st.SearchStrategy[Any] = st.recursive(
+    st.one_of(
+        st.none(),
+        st.booleans(),
+        st.integers(),
+        st.floats(allow_nan=False, allow_infinity=False),
+        st.text(max_size=10),
+    ),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
+    max_leaves=12,
+)
+"""Arbitrary JSON data (string keys, finite numbers), with no bias towards any format."""
 
 json_values: st.SearchStrategy[Any] = st.recursive(
     st.one_of(
@@ -199,9 +243,14 @@ def _paths(node: object, path: str) -> Iterator[tuple[str, object]]:
             yield from _paths(value, child(path, index))
 
 
+def nodes_by_path(snapshot: object) -> dict[str, object]:
+    """Every node of ``snapshot`` by the path a snapshot error would name it with (``""`` for the root)."""
+    return dict(_paths(snapshot, ""))
+
+
 def assert_path_exists(snapshot: object, path: str) -> None:
     """An error path leads to a node of ``snapshot``, or names a required key missing from a mapping."""
-    nodes = dict(_paths(snapshot, ""))
+    nodes = nodes_by_path(snapshot)
     if path in nodes:
         return
     missing = {
@@ -214,20 +263,36 @@ def assert_path_exists(snapshot: object, path: str) -> None:
     assert path in missing, f"error path {path!r} is not in the snapshot"
 
 
+T = TypeVar("T")
+
+
+def restored_or_rejected(read: Callable[[Any], T], snapshot: object) -> T | None:
+    """``read(snapshot)``'s result, or None when it raised InvalidSnapshotError with a path into ``snapshot``.
+
+    Any other exception propagates, failing the test: fuzzed input may be refused, never crash the reader.
+    """
+    with quiet_regex_warnings():
+        try:
+            return read(snapshot)
+        except InvalidSnapshotError as error:
+            assert_path_exists(snapshot, error.path)
+            return None
+
+
+def assert_snapshot_error(
+    read: Callable[[Any], object], snapshot: object, path: str, match: str | None = None
+) -> InvalidSnapshotError:
+    """``read(snapshot)`` raises InvalidSnapshotError with ``path``; its message starts with the path."""
+    with pytest.raises(InvalidSnapshotError, match=match) as caught:
+        read(snapshot)
+    assert caught.value.path == path
+    assert str(caught.value).startswith(f"{path or 'snapshot'}: expected ")
+    return caught.value
+
+
 # -- approval queue snapshots ----------------------------------------------------------------------------
 
-_queue_json_values: st.SearchStrategy[Any] = st.recursive(
-    st.one_of(
-        st.none(),
-        st.booleans(),
-        st.integers(min_value=-(2**63), max_value=2**63),
-        st.floats(allow_nan=False, allow_infinity=False),
-        st.text(max_size=10),
-    ),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=6), inner, max_size=4),
-    max_leaves=12,
-)
-_queue_args = st.dictionaries(st.text(max_size=6), _queue_json_values, max_size=4)
+_queue_args = st.dictionaries(st.text(max_size=6), plain_json, max_size=4)
 _offsets = st.integers(-23 * 60, 23 * 60).map(lambda minutes: timezone(timedelta(minutes=minutes)))
 _timestamps = st.datetimes(
     min_value=datetime(2000, 1, 1),
@@ -273,7 +338,7 @@ _QUEUE_ENTRY_KEYS = (
     "x",
 )
 _queue_entry_values = st.one_of(
-    _queue_json_values,
+    plain_json,
     st.integers(-3, 60),
     st.sampled_from(["2026-01-01T00:00:00", "2026-01-01T00:00:00Z", "not a time", "", "bash"]),
 )
@@ -289,9 +354,41 @@ queue_snapshot_like: st.SearchStrategy[Any] = st.one_of(
             "pending_actions": st.lists(
                 st.dictionaries(st.sampled_from(_QUEUE_ENTRY_KEYS), _queue_entry_values), max_size=4
             )
-            | _queue_json_values,
-            "extra": _queue_json_values,
+            | plain_json,
+            "extra": plain_json,
         },
     ),
 )
 """Anything a host may hand to ``ApprovalQueue.restore_pending``: valid snapshots, near misses, any JSON."""
+
+
+# -- session grants snapshots ----------------------------------------------------------------------------
+
+grants_snapshot_like: st.SearchStrategy[Any] = plain_json | st.builds(
+    lambda version, tools, extra: {"version": version, "granted_tools": tools, **extra},
+    st.sampled_from([1, 1, 1, 2, 0, "1", 1.0, True, None]),
+    st.lists(any_tool_names | st.sampled_from(["", None, 1, ["bash"], {"name": "bash"}]), max_size=5)
+    | plain_json,
+    st.dictionaries(st.sampled_from(["extra", "version2", "tools"]), plain_json, max_size=1),
+)
+"""Anything a host may hand to ``SessionPermissionGrants.from_snapshot``: any JSON, or a near miss.
+
+The near misses are mostly valid, so the fuzzing reaches the entry checks and not only the outer shape.
+"""
+
+
+# -- tool metadata ---------------------------------------------------------------------------------------
+
+
+def tool_metadata(*, extra_scopes: tuple[str, ...] = ()) -> st.SearchStrategy[dict[str, object]]:
+    """A tool's metadata mapping, each key present or not; ``extra_scopes`` adds undeclared scope names."""
+    return st.fixed_dictionaries(
+        {},
+        optional={
+            "approval_required": st.booleans(),
+            "auto_approvable": st.booleans(),
+            "always_ask": st.booleans(),
+            "risk_level": st.sampled_from(("low", "medium", "high", "critical")),
+            "side_effect_scope": st.sampled_from((*sorted(SIDE_EFFECT_SCOPES), *extra_scopes)),
+        },
+    )

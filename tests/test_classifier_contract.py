@@ -12,10 +12,10 @@ from typing import Any, ClassVar, Protocol
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ask_permissions import ALL, PermissionRules, PermissionRuleSet, RuleMatch
+from ask_permissions import ALL, PermissionRuleSet, RuleMatch
 from ask_permissions._typing import Decision
 
-from .strategies import RuleSpec, calls, rule_specs
+from .strategies import RuleSpec, build_rules, calls, rule_lists
 
 # The same @given test runs in each subclass: that is the point of a contract class, not a flaky setup.
 _SHARED = settings(deadline=None, suppress_health_check=[HealthCheck.differing_executors])
@@ -29,13 +29,6 @@ class _RuleClassifier(Protocol):
     def denies(self, tool_name: str, arguments: object = None) -> bool: ...
 
 
-def _rules(specs: list[RuleSpec], auto_allow_dangerous: bool = False) -> PermissionRules:
-    rules = PermissionRules(auto_allow_dangerous=auto_allow_dangerous)
-    for decision, tool_pattern, argument_pattern in specs:
-        rules.add(decision, tool_pattern, argument_pattern)  # type: ignore[arg-type]
-    return rules
-
-
 class ClassifierContract:
     """Behaviour every rule classifier shares; subclasses say how to build one from rule specs."""
 
@@ -44,7 +37,7 @@ class ClassifierContract:
     def make(self, specs: list[RuleSpec], auto_allow_dangerous: bool = False) -> _RuleClassifier:
         raise NotImplementedError
 
-    @given(specs=st.lists(rule_specs, max_size=8), auto=st.booleans(), probes=st.lists(calls, max_size=6))
+    @given(specs=rule_lists, auto=st.booleans(), probes=st.lists(calls, max_size=6))
     @settings(_SHARED, max_examples=100)
     def test_predicates_agree_with_classify(
         self, specs: list[RuleSpec], auto: bool, probes: list[Any]
@@ -58,7 +51,7 @@ class ClassifierContract:
             assert classifier.asks(name, args) is (decision == "ask")
             assert classifier.denies(name, args) is (decision == "deny")
 
-    @given(specs=st.lists(rule_specs, max_size=8), auto=st.booleans(), probes=st.lists(calls, max_size=6))
+    @given(specs=rule_lists, auto=st.booleans(), probes=st.lists(calls, max_size=6))
     @settings(_SHARED, max_examples=100)
     def test_explain_agrees_with_classify(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """explain is None exactly when classify is; else its rule matches and its decision is classify's."""
@@ -76,7 +69,7 @@ class ClassifierContract:
             assert match.rule.effective_decision == decision
             assert match.layer in self.layers
 
-    @given(specs=st.lists(rule_specs, max_size=8), probes=st.lists(calls, max_size=6))
+    @given(specs=rule_lists, probes=st.lists(calls, max_size=6))
     @settings(_SHARED, max_examples=50)
     def test_arguments_untouched(self, specs: list[RuleSpec], probes: list[Any]) -> None:
         """Classifying never changes the arguments it is given."""
@@ -114,7 +107,7 @@ class TestPermissionRulesContract(ClassifierContract):
     layers = (None,)
 
     def make(self, specs: list[RuleSpec], auto_allow_dangerous: bool = False) -> _RuleClassifier:
-        return _rules(specs, auto_allow_dangerous)
+        return build_rules(specs, auto_allow_dangerous=auto_allow_dangerous)
 
 
 class TestPermissionRuleSetContract(ClassifierContract):
@@ -124,6 +117,6 @@ class TestPermissionRuleSetContract(ClassifierContract):
 
     def make(self, specs: list[RuleSpec], auto_allow_dangerous: bool = False) -> _RuleClassifier:
         return PermissionRuleSet(
-            default_rules=_rules(specs[::2], auto_allow_dangerous),
-            project_rules=_rules(specs[1::2], auto_allow_dangerous),
+            default_rules=build_rules(specs[::2], auto_allow_dangerous=auto_allow_dangerous),
+            project_rules=build_rules(specs[1::2], auto_allow_dangerous=auto_allow_dangerous),
         )

@@ -23,6 +23,8 @@ from ask_permissions._cli import main
 from ask_permissions._demo import demo_policy_bytes, run_demo
 from ask_permissions._lint import lint_rules
 
+from .strategies import decisions
+
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "policy.toml"
 # The subprocess imports the very package this test process imported (the source tree or an install).
@@ -420,7 +422,7 @@ class TestLintSoundness:
     @settings(max_examples=150, deadline=None)
     @given(
         st.lists(
-            st.tuples(st.sampled_from(("allow", "ask", "deny")), lint_tool_patterns, lint_argument_patterns),
+            st.tuples(decisions, lint_tool_patterns, lint_argument_patterns),
             max_size=6,
         ),
         st.lists(

@@ -7,7 +7,7 @@ import enum
 import logging
 import re
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
@@ -16,21 +16,11 @@ from hypothesis import strategies as st
 
 from ask_permissions import Approval, Permissions, ToolCall
 
-START = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
+from .cases import bad_tool_name_lists
+from .clock import START, FakeClock
+from .threads import run_threads
+
 LOGGER = "ask_permissions"
-
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self, now: datetime = START) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def advance(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
 
 
 class Tool(enum.StrEnum):
@@ -100,14 +90,6 @@ MODE_CASES: list[tuple[str, str | None, str, dict[str, str]]] = [
     ("read-only-read", "read_only", "read_file", {"action": "proceed"}),
     ("full-bash", "full_access", "bash", {"action": "proceed"}),
     ("full-destroy", "full_access", "destroy", {"action": "proceed"}),
-]
-
-
-BAD_BLOCKED_TOOLS: list[tuple[object, type[Exception], str]] = [
-    ("bash", TypeError, "blocked_tools: expected an iterable of tool names, not a string"),
-    (3, TypeError, "blocked_tools: expected an iterable"),
-    (["bash", ""], ValueError, r"blocked_tools\[1\]: expected a non-empty string; got ''"),
-    ([None], TypeError, r"blocked_tools\[0\]: expected a non-empty string; got None"),
 ]
 
 
@@ -189,8 +171,7 @@ class TestModes:
 
     @pytest.mark.parametrize(
         ("value", "error", "match"),
-        BAD_BLOCKED_TOOLS,
-        ids=["bare-string", "not-iterable", "empty-name", "none-name"],
+        bad_tool_name_lists("blocked_tools"),
     )
     def test_bad_blocked_tools(self, value: Any, error: type[Exception], match: str) -> None:
         """Custom blocked_tools must be an iterable of non-empty strings."""
@@ -552,12 +533,7 @@ class TestThreads:
                     results.append(action)
 
         with caplog.at_level(logging.WARNING, logger=LOGGER):
-            threads = [threading.Thread(target=work) for _ in range(8)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+            run_threads(*[work] * 8)
         assert results == ["block"] * 400
         assert len(gate.pending_approvals) == 1
         assert reminders(caplog) == [reminder("bash", "tc-1")]
@@ -585,11 +561,6 @@ class TestThreads:
                     if result["action"] == "proceed" and call_id not in approved:
                         leaked.append(call_id)
 
-        threads = [threading.Thread(target=approver), threading.Thread(target=caller)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+        run_threads(approver, caller)
         assert leaked == []
         assert {entry.tool_call_id for entry in gate.pending_approvals} == set(ids) - approved

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 import threading
@@ -15,25 +16,9 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 
 from ask_permissions import InvalidSnapshotError, SessionPermissionGrants
 
-# Kept here rather than in tests/strategies.py while several modules are written in parallel.
-# A small alphabet so that grants, revokes and restores collide often.
-tool_names = st.sampled_from(["bash", "read_file", "write", "édit", "all"]) | st.text(min_size=1, max_size=4)
-
-json_leaves = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5)
-json_values = st.recursive(
-    json_leaves,
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner, max_size=4),
-    max_leaves=12,
-)
-# Mostly-valid snapshots, so the fuzzing reaches the entry checks and not only the outer shape.
-near_snapshots = st.builds(
-    lambda version, tools, extra: {"version": version, "granted_tools": tools, **extra},
-    st.sampled_from([1, 1, 1, 2, 0, "1", 1.0, True, None]),
-    st.lists(tool_names | st.sampled_from(["", None, 1, ["bash"], {"name": "bash"}]), max_size=5)
-    | json_values,
-    st.dictionaries(st.sampled_from(["extra", "version2", "tools"]), json_values, max_size=1),
-)
-snapshot_inputs = json_values | near_snapshots
+from .cases import bad_tool_name_lists
+from .strategies import any_tool_names, grants_snapshot_like, plain_json
+from .threads import run_threads
 
 
 class Tool(enum.StrEnum):
@@ -127,7 +112,11 @@ IS_GRANTED_NEVER_RAISES = [None, "", 0, 1.5, b"bash", ["bash"], {"bash": True}, 
 class TestValidation:
     """Names are non-empty strings; is_granted never raises."""
 
-    @pytest.mark.parametrize("value", IS_GRANTED_NEVER_RAISES, ids=repr)
+    @pytest.mark.parametrize(
+        "value",
+        IS_GRANTED_NEVER_RAISES,
+        ids=lambda value: "object()" if type(value) is object else repr(value),
+    )
     def test_is_granted_anything_else_is_false(self, value: object) -> None:
         """is_granted answers False for anything that is not a granted string."""
         grants = SessionPermissionGrants(["bash"])
@@ -148,22 +137,11 @@ class TestValidation:
         with pytest.raises(TypeError, match="tool_name: expected a non-empty string"):
             getattr(SessionPermissionGrants(), method)(value)
 
-    def test_constructor_names_the_bad_entry(self) -> None:
-        """The constructor's error names the index of the bad entry."""
-        with pytest.raises(ValueError, match=r"granted_tools\[1\]: expected a non-empty string; got ''"):
-            SessionPermissionGrants(["bash", ""])
-        with pytest.raises(TypeError, match=r"granted_tools\[0\]"):
-            SessionPermissionGrants([None])  # type: ignore[list-item]
-
-    def test_constructor_refuses_a_bare_string(self) -> None:
-        """A bare string would grant its letters, so it is refused."""
-        with pytest.raises(TypeError, match="not a string"):
-            SessionPermissionGrants("bash")
-
-    def test_constructor_refuses_a_non_iterable(self) -> None:
-        """A non-iterable is a TypeError naming the field."""
-        with pytest.raises(TypeError, match="granted_tools: expected an iterable"):
-            SessionPermissionGrants(3)  # type: ignore[arg-type]
+    @pytest.mark.parametrize(("value", "error", "match"), bad_tool_name_lists("granted_tools"))
+    def test_constructor_refuses_bad_names(self, value: Any, error: type[Exception], match: str) -> None:
+        """The constructor refuses a bare string (it would grant its letters); errors name the bad entry."""
+        with pytest.raises(error, match=match):
+            SessionPermissionGrants(value)
 
 
 INVALID_SNAPSHOTS: list[tuple[str, object, str, str]] = [
@@ -239,7 +217,7 @@ class TestSnapshots:
         assert info.value.value is None
 
     @settings(max_examples=200)
-    @given(snapshot_inputs)
+    @given(grants_snapshot_like)
     def test_fuzz_restore_works_or_raises_invalid_snapshot(self, snapshot: Any) -> None:
         """Any JSON-like input either restores or raises InvalidSnapshotError; a failure changes nothing."""
         grants = SessionPermissionGrants(["keep"])
@@ -257,7 +235,7 @@ class TestSnapshots:
                 "granted_tools": sorted(set(snapshot["granted_tools"])),
             }
 
-    @given(st.lists(tool_names, max_size=6))
+    @given(st.lists(any_tool_names, max_size=6))
     def test_round_trip_property(self, names: list[str]) -> None:
         """snapshot -> JSON -> from_snapshot gives the same grants."""
         grants = SessionPermissionGrants(names)
@@ -274,12 +252,12 @@ class GrantsMachine(RuleBasedStateMachine):
         self.model: set[str] = set()
         self.saved: dict[str, object] | None = None
 
-    @rule(name=tool_names)
+    @rule(name=any_tool_names)
     def grant(self, name: str) -> None:
         assert self.grants.grant(name) is self.grants
         self.model.add(name)
 
-    @rule(name=tool_names)
+    @rule(name=any_tool_names)
     def revoke(self, name: str) -> None:
         assert self.grants.revoke(name) is self.grants
         self.model.discard(name)
@@ -302,7 +280,7 @@ class GrantsMachine(RuleBasedStateMachine):
         assert isinstance(tools, list)
         self.model = set(tools)
 
-    @rule(snapshot=json_values)
+    @rule(snapshot=plain_json)
     def restore_garbage(self, snapshot: object) -> None:
         try:
             self.grants.restore_snapshot(snapshot)
@@ -311,7 +289,7 @@ class GrantsMachine(RuleBasedStateMachine):
         assert isinstance(snapshot, dict)
         self.model = set(snapshot["granted_tools"])
 
-    @rule(name=tool_names)
+    @rule(name=any_tool_names)
     def check(self, name: str) -> None:
         assert self.grants.is_granted(name) == (name in self.model)
 
@@ -340,12 +318,7 @@ class TestThreads:
                 grants.is_granted(f"tool-{worker}-{index}")
                 grants.snapshot()
 
-        threads = [threading.Thread(target=work, args=(worker,)) for worker in range(8)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+        run_threads(*[functools.partial(work, worker) for worker in range(8)])
         assert len(grants) == 8 * 200
 
     def test_concurrent_revokes_and_restores_stay_consistent(self) -> None:
@@ -364,10 +337,5 @@ class TestThreads:
             for _ in range(300):
                 grants.revoke("a").revoke("b")
 
-        threads = [threading.Thread(target=restorer), threading.Thread(target=revoker)]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join(timeout=10)
-        assert not any(thread.is_alive() for thread in threads)
+        run_threads(restorer, revoker)
         assert grants.granted_tools in (["a", "b"], ["b"], [])

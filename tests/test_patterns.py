@@ -284,7 +284,9 @@ class TestEncodePattern:
         with pytest.raises(ValueError, match=f"regex 'a': only the flags .* got .*{name}"):
             encode_pattern(re.compile("a", flags))
 
-    @pytest.mark.parametrize("letters", ["", "i", "m", "x", "im", "ix", "mx", "imx"])
+    @pytest.mark.parametrize(
+        "letters", ["", "i", "m", "x", "im", "ix", "mx", "imx"], ids=lambda letters: letters or "no-flags"
+    )
     def test_round_trip(self, letters: str) -> None:
         """Every combination of flags decodes back to an equal regex."""
         flags = {"i": re.IGNORECASE, "m": re.DOTALL, "x": re.VERBOSE}

@@ -24,6 +24,8 @@ from ask_permissions import (
     args_digest,
 )
 
+from .strategies import tool_metadata
+
 FIXED_TS = datetime(2026, 11, 29, 12, 0, tzinfo=UTC)
 
 
@@ -515,6 +517,8 @@ def build(case: Case, **extra: Any) -> tuple[ApprovalPolicy, ApprovalQueue, list
 
 
 class TestPrecedence:
+    """The nine layers of seed 000 decide in their order: each case pins one layer beating the next."""
+
     @pytest.mark.parametrize("case", CASES, ids=[case.id for case in CASES])
     def test_layer_decides(self, case: Case) -> None:
         """Each layer decides where seed 000 says it does, with the fixed result shape and text."""
@@ -563,6 +567,8 @@ LAYERS_THAT_SUBMIT = [case for case in CASES if case.expect[0] == PENDING]
 
 
 class TestUnattended:
+    """interactive=False: what would wait for a person is blocked instead."""
+
     @pytest.mark.parametrize("case", LAYERS_THAT_SUBMIT, ids=[case.id for case in LAYERS_THAT_SUBMIT])
     def test_would_be_submission_blocks(self, case: Case) -> None:
         """interactive=False blocks what would wait for a person, and still submits what approves itself."""
@@ -585,7 +591,26 @@ class TestUnattended:
             assert policy.evaluate(ToolCall(case.call, case.arguments)).outcome == BLOCK
 
 
+# Arguments of the wrong type, and the field the TypeError must start with.
+WRONG_TYPES = [
+    pytest.param({"rules": object()}, "rules", id="rules"),
+    pytest.param({"session_grants": object()}, "session_grants", id="session_grants"),
+    pytest.param({"project_grants": object()}, "project_grants", id="project_grants"),
+    pytest.param({"require_approval": 3}, "require_approval", id="require_approval"),
+    pytest.param({"require_approval": [b"bash"]}, r"require_approval\[0\]", id="require_approval-entry"),
+    pytest.param({"tools": 5}, "tools", id="tools"),
+    pytest.param({"tools": "fetch"}, "tools", id="tools-str"),
+    pytest.param({"tools": b"fetch"}, "tools", id="tools-bytes"),
+    pytest.param({"tools": [object()]}, "tools", id="unnamed-tool"),
+    pytest.param({"interactive": "no"}, "interactive", id="interactive"),
+    pytest.param({"on_decision": 3}, "on_decision", id="on_decision"),
+    pytest.param({"clock": "now"}, "clock", id="clock"),
+]
+
+
 class TestConstruction:
+    """The constructor checks its arguments, and every argument reads back."""
+
     def test_unknown_mode(self) -> None:
         """An unknown mode is a ValueError with the fixed text."""
         with pytest.raises(ValueError, match=r"^Unknown permission mode: 'turbo'$"):
@@ -629,31 +654,9 @@ class TestConstruction:
         assert record.rule is not None
         assert (record.rule.layer, record.rule.index) == ("project", 1)
 
-    @pytest.mark.parametrize(
-        ("kwargs", "field"),
-        [
-            ({"rules": object()}, "rules"),
-            ({"session_grants": object()}, "session_grants"),
-            ({"project_grants": object()}, "project_grants"),
-            ({"require_approval": 3}, "require_approval"),
-            ({"require_approval": [b"bash"]}, r"require_approval\[0\]"),
-            ({"tools": 5}, "tools"),
-            ({"tools": "fetch"}, "tools"),
-            ({"tools": b"fetch"}, "tools"),
-        ],
-        ids=[
-            "rules",
-            "session_grants",
-            "project_grants",
-            "require_approval",
-            "require_approval-entry",
-            "tools",
-            "tools-str",
-            "tools-bytes",
-        ],
-    )
-    def test_wrong_collaborator_types(self, kwargs: dict[str, Any], field: str) -> None:
-        """A collaborator of the wrong shape is a TypeError naming the argument."""
+    @pytest.mark.parametrize(("kwargs", "field"), WRONG_TYPES)
+    def test_wrong_argument_types(self, kwargs: dict[str, Any], field: str) -> None:
+        """A collaborator or option of the wrong type is a TypeError whose message starts with its name."""
         with pytest.raises(TypeError, match=f"^{field}"):
             ApprovalPolicy(queue=ApprovalQueue(), **kwargs)
 
@@ -664,6 +667,8 @@ class TestConstruction:
 
 
 class TestToolCalls:
+    """Tool calls and tool metadata in every accepted form; action ids and lookup come from the queue."""
+
     def test_mapping_tool_call(self) -> None:
         """A mapping with name, arguments and id is a tool call."""
         policy = ApprovalPolicy(queue=ApprovalQueue(), require_approval="x")
@@ -727,6 +732,8 @@ class TestToolCalls:
 
 
 class TestDecisionRecords:
+    """Every decision is recorded for on_decision, with the matched rule and a JSON-safe form."""
+
     def test_record_fields(self) -> None:
         """A record names the tool, digest, layer, rule, reason, id and time; to_dict is JSON-safe."""
         rules = PermissionRules().allow("read_file").ask("bash", "rm -rf")
@@ -804,17 +811,6 @@ def _observed(rules: PermissionRules) -> tuple[ApprovalPolicy, list[DecisionReco
 
 NAMES = ["bash", "read_file", "fetch", "deploy"]
 
-tool_metadata = st.fixed_dictionaries(
-    {},
-    optional={
-        "approval_required": st.booleans(),
-        "auto_approvable": st.booleans(),
-        "always_ask": st.booleans(),
-        "risk_level": st.sampled_from(["low", "high", "critical"]),
-        "side_effect_scope": st.sampled_from(["none", "workspace", "external", "odd"]),
-    },
-)
-
 configurations = st.fixed_dictionaries(
     {
         "rules": st.lists(
@@ -825,7 +821,7 @@ configurations = st.fixed_dictionaries(
             ),
             max_size=5,
         ),
-        "tools": st.dictionaries(st.sampled_from(NAMES), tool_metadata, max_size=4),
+        "tools": st.dictionaries(st.sampled_from(NAMES), tool_metadata(extra_scopes=("odd",)), max_size=4),
         "mode": st.sampled_from([None, "full_access", "ask_before_changes", "read_only"]),
         "session": st.lists(st.sampled_from(NAMES), max_size=2),
         "project": st.lists(st.sampled_from(NAMES), max_size=2),
@@ -900,6 +896,8 @@ def _reference(config: dict[str, Any], name: str, arguments: Any) -> tuple[str, 
 
 
 class TestProperties:
+    """Properties: the hook follows seed 000's layers, and the dry run agrees with it."""
+
     @settings(max_examples=150, deadline=None)
     @given(configurations, calls)
     def test_hook_matches_the_seed_and_the_dry_run(self, config: dict[str, Any], sample: list[Any]) -> None:
@@ -929,20 +927,7 @@ class TestProperties:
 
 
 class TestEdges:
-    @pytest.mark.parametrize(
-        ("kwargs", "field"),
-        [
-            ({"interactive": "no"}, "interactive"),
-            ({"on_decision": 3}, "on_decision"),
-            ({"clock": "now"}, "clock"),
-            ({"tools": [object()]}, "tools"),
-        ],
-        ids=["interactive", "on_decision", "clock", "unnamed-tool"],
-    )
-    def test_more_wrong_types(self, kwargs: dict[str, Any], field: str) -> None:
-        """Every optional argument of the wrong type is a TypeError naming it."""
-        with pytest.raises(TypeError, match=f"^{field}"):
-            ApprovalPolicy(queue=ApprovalQueue(), **kwargs)
+    """Readers of the optional arguments, opaque classifiers and malformed tool calls."""
 
     def test_clock_and_observer_readers(self) -> None:
         """clock and on_decision read back what was passed."""

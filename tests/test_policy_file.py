@@ -18,17 +18,19 @@ from ask_permissions import (
     ApprovalQueue,
     DecisionRecord,
     InvalidSnapshotError,
-    PermissionRules,
     PermissionRuleSet,
     SessionPermissionGrants,
     ToolCall,
     load_policy,
 )
 from ask_permissions._patterns import encode_pattern
-from ask_permissions._typing import Decision
+
+from .strategies import calls, permission_rules, tool_metadata, tool_names, tool_patterns
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "examples" / "policy.toml"
+# The example policy's tools, and names it does not declare.
+EXAMPLE_NAMES = ("bash", "code", "read_file", "write_file", "fetch", "deploy", "db_query", "DB_admin", "x")
 
 
 def rule(decision: str, tool: object, argument: object = None) -> dict[str, object]:
@@ -433,35 +435,7 @@ class TestGrantsPath:
 
 
 # -- round trips -------------------------------------------------------------------------------------------
-# Strategies kept in this module: tests/strategies.py is being written on other branches at the same time.
-
-NAMES = ("bash", "code", "read_file", "write_file", "fetch", "deploy", "db_query", "DB_admin", "x")
-SUBSTRINGS = ("rm", "rm -rf", "git", '"path":"/etc', "", "é")
-REGEXES = ("^b", "file$", "db", "^(read|write)_", "rm\\s+-rf", "")
-FLAGS = (0, re.IGNORECASE, re.IGNORECASE | re.DOTALL)
-
-tool_patterns = st.one_of(
-    st.sampled_from(NAMES),
-    st.just(ALL),
-    st.builds(re.compile, st.sampled_from(REGEXES), st.sampled_from(FLAGS)),
-)
-argument_patterns = st.one_of(
-    st.none(),
-    st.sampled_from(SUBSTRINGS),
-    st.builds(re.compile, st.sampled_from(REGEXES), st.sampled_from(FLAGS)),
-)
-DECISIONS: tuple[Decision, ...] = ("allow", "ask", "deny")
-rule_lists = st.lists(st.tuples(st.sampled_from(DECISIONS), tool_patterns, argument_patterns), max_size=6)
-
-
-@st.composite
-def permission_rules(draw: st.DrawFn) -> PermissionRules:
-    """A PermissionRules of a few rules over a small vocabulary, so that rules and calls collide."""
-    ruleset = PermissionRules(auto_allow_dangerous=draw(st.booleans()))
-    for decision, tool, argument in draw(rule_lists):
-        ruleset.add(decision, tool, argument)
-    return ruleset
-
+# Tool names, rules and calls come from tests/strategies.py; the classifiers and policies are this module's.
 
 classifiers = st.one_of(
     st.none(),
@@ -472,27 +446,6 @@ classifiers = st.one_of(
         project_rules=st.none() | permission_rules(),
     ),
 )
-metadata = st.fixed_dictionaries(
-    {},
-    optional={
-        "approval_required": st.booleans(),
-        "auto_approvable": st.booleans(),
-        "always_ask": st.booleans(),
-        "risk_level": st.sampled_from(("low", "high", "critical", "medium")),
-        "side_effect_scope": st.sampled_from(("none", "session", "workspace", "external", "unknown")),
-    },
-)
-calls = st.tuples(
-    st.sampled_from(NAMES),
-    st.one_of(
-        st.none(),
-        st.dictionaries(
-            st.sampled_from(("command", "path")),
-            st.sampled_from(("git status", "rm -rf /", "/etc/passwd", "é", "ls")),
-            max_size=2,
-        ),
-    ),
-)
 
 
 @st.composite
@@ -501,10 +454,10 @@ def python_policies(draw: st.DrawFn) -> tuple[ApprovalPolicy, dict[str, Any]]:
     rules_object = draw(classifiers)
     require = draw(st.lists(tool_patterns, max_size=3))
     single = len(require) == 1 and draw(st.booleans())
-    tools = draw(st.dictionaries(st.sampled_from(NAMES), metadata, max_size=4))
+    tools = draw(st.dictionaries(tool_names, tool_metadata(), max_size=4))
     mode = draw(st.sampled_from((None, "full_access", "ask_before_changes", "read_only")))
-    granted = draw(st.lists(st.sampled_from(NAMES), max_size=3, unique=True))
-    auto = draw(st.lists(st.sampled_from(NAMES), max_size=3, unique=True))
+    granted = draw(st.lists(tool_names, max_size=3, unique=True))
+    auto = draw(st.lists(tool_names, max_size=3, unique=True))
     policy = ApprovalPolicy(
         queue=ApprovalQueue(auto_approve=dict.fromkeys(auto, True)),
         rules=rules_object,
@@ -581,6 +534,10 @@ class TestRoundTrip:
         }
         (tmp_path / "p.json").write_text(json.dumps(data), encoding="utf-8")
         (tmp_path / "p.toml").write_text(toml_document(data), encoding="utf-8")
-        sample = [(name, {"command": command}) for name in NAMES for command in ("git log", "rm -rf x", "ls")]
+        sample = [
+            (name, {"command": command})
+            for name in EXAMPLE_NAMES
+            for command in ("git log", "rm -rf x", "ls")
+        ]
         same_decisions(policy, load_policy(tmp_path / "p.json"), sample)
         same_decisions(policy, load_policy(tmp_path / "p.toml"), sample)

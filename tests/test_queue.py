@@ -11,7 +11,7 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from datetime import UTC, datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any, ParamSpec
 
 import pytest
@@ -20,11 +20,12 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
-from tests.strategies import queue_snapshot_like, queue_snapshots
+
+from .clock import START, FakeClock
+from .strategies import assert_snapshot_error, nodes_by_path, queue_snapshot_like, queue_snapshots
+from .threads import JOIN_TIMEOUT, join, start
 
 P = ParamSpec("P")
-T0 = datetime(2026, 1, 1, 12, 0, tzinfo=UTC)
-JOIN = 10.0  # seconds: a thread still alive after this is a deadlock, and fails the test
 WOKEN = 2.0  # seconds: a waiter must wake well within this after the resolution (no reliance on timeouts)
 
 
@@ -36,22 +37,9 @@ class Interrupt(BaseException):
     """A BaseException that is not an Exception, like KeyboardInterrupt."""
 
 
-class FakeClock:
-    """A clock that only moves when told to."""
-
-    def __init__(self, now: datetime = T0) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-    def tick(self, **delta: float) -> None:
-        self.now += timedelta(**delta)
-
-
 def assert_unlocked(queue: ApprovalQueue) -> None:
     """Fail (rather than hang) if a callback runs while the queue's lock is held."""
-    if not queue._changed.acquire(timeout=JOIN):
+    if not queue._changed.acquire(timeout=JOIN_TIMEOUT):
         pytest.fail("callback called while the queue's lock is held")
     queue._changed.release()
 
@@ -125,18 +113,6 @@ def statuses(queue: ApprovalQueue) -> dict[int, str]:
     return result
 
 
-def start(target: Callable[[], object]) -> threading.Thread:
-    thread = threading.Thread(target=target, daemon=True)
-    thread.start()
-    return thread
-
-
-def join(*threads: threading.Thread) -> None:
-    for thread in threads:
-        thread.join(JOIN)
-        assert not thread.is_alive(), "thread still running: deadlock?"
-
-
 class TestAction:
     """Action is an immutable value with predicates."""
 
@@ -148,7 +124,7 @@ class TestAction:
             args={"command": "ls"},
             auto_approvable=False,
             status="pending",
-            submitted_at=T0,
+            submitted_at=START,
             message="needs eyes",
         )
         return dataclasses.replace(action, **changes)
@@ -212,7 +188,7 @@ class TestSubmit:
             args={"command": "ls"},
             auto_approvable=False,
             status="pending",
-            submitted_at=T0,
+            submitted_at=START,
             message="needs eyes",
         )
 
@@ -654,7 +630,7 @@ class TestSnapshot:
         clock = FakeClock()
         queue = ApprovalQueue(clock=clock)
         submit(queue, "bash", args={"command": "ls"}, message="needs eyes")
-        clock.tick(seconds=1)
+        clock.advance(seconds=1)
         submit(queue, "write", auto=True)
         submit(queue, "other")
         queue.approve(1)
@@ -722,7 +698,7 @@ class TestSnapshot:
         ("kwargs", "match"),
         [
             ({"args": "raw json"}, "args: expected a mapping"),
-            ({"args": {"when": T0}}, "expected a JSON value"),
+            ({"args": {"when": START}}, "expected a JSON value"),
             ({"args": {1: "x"}}, "string keys"),
             ({"args": {"x": float("nan")}}, "finite"),
             ({"tool_call_id": 1.5}, "tool_call_id"),
@@ -773,6 +749,13 @@ RESTORE_NEXT_ID_CASES = [
     (1, [7, 4], 8),
     (10, [2], 11),
 ]
+
+
+def _invalid_id(snapshot: object, path: str) -> str:
+    """A case's id: the bad field and its value, or the required field that is missing."""
+    nodes = nodes_by_path(snapshot)
+    return f"{path or 'snapshot'}={nodes[path]!r}" if path in nodes else f"{path}-missing"
+
 
 INVALID_SNAPSHOTS: list[tuple[object, str]] = [
     (None, ""),
@@ -907,17 +890,17 @@ class TestRestore:
             args={},
             auto_approvable=False,
             status="pending",
-            submitted_at=T0,
+            submitted_at=START,
             message=None,
         )
 
     @pytest.mark.parametrize(
         ("text", "expected"),
         [
-            ("2026-01-01T12:00:00", T0),
-            ("2026-01-01T12:00:00Z", T0),
-            ("2026-01-01T14:00:00+02:00", T0),
-            ("2026-01-01T12:00:00.250000+00:00", T0 + timedelta(milliseconds=250)),
+            ("2026-01-01T12:00:00", START),
+            ("2026-01-01T12:00:00Z", START),
+            ("2026-01-01T14:00:00+02:00", START),
+            ("2026-01-01T12:00:00.250000+00:00", START + timedelta(milliseconds=250)),
         ],
         ids=["naive-is-utc", "zulu", "offset", "fraction"],
     )
@@ -944,17 +927,14 @@ class TestRestore:
         assert queue[1].tool_call_id == 42  # type: ignore[union-attr]
 
     @pytest.mark.parametrize(
-        ("snapshot", "path"), INVALID_SNAPSHOTS, ids=[p or repr(s) for s, p in INVALID_SNAPSHOTS]
+        ("snapshot", "path"), INVALID_SNAPSHOTS, ids=[_invalid_id(s, p) for s, p in INVALID_SNAPSHOTS]
     )
     def test_invalid(self, snapshot: object, path: str) -> None:
         """Invalid input raises InvalidSnapshotError naming the path; nothing is restored."""
         queue = ApprovalQueue()
-        with pytest.raises(InvalidSnapshotError) as info:
-            queue.restore_pending(snapshot)
-        assert info.value.path == path
-        assert isinstance(info.value, PermissionsError)
-        assert isinstance(info.value, ValueError)
-        assert str(info.value).startswith(f"{path or 'snapshot'}: expected ")
+        error = assert_snapshot_error(queue.restore_pending, snapshot, path)
+        assert isinstance(error, PermissionsError)
+        assert isinstance(error, ValueError)
         assert queue.pending_actions == []
         assert submit(queue) == 1
 
@@ -1019,16 +999,16 @@ class TestWait:
         submit(queue, "read", auto=True)
         target = 1 if how != "auto" else 2
         results: list[tuple[Action | None, float]] = []
-        waiter = start(lambda: results.append((queue.wait(target, timeout=JOIN), time.monotonic())))
+        waiter = start(lambda: results.append((queue.wait(target, timeout=JOIN_TIMEOUT), time.monotonic())))
         time.sleep(0.02)
         resolved_at = time.monotonic()
         if how == "approve":
-            start(lambda: queue.approve(1)).join(JOIN)
+            start(lambda: queue.approve(1)).join(JOIN_TIMEOUT)
         elif how == "reject":
-            start(lambda: queue.reject(1, feedback="no")).join(JOIN)
+            start(lambda: queue.reject(1, feedback="no")).join(JOIN_TIMEOUT)
         else:
             queue.approve(1)
-            start(queue.drain).join(JOIN)
+            start(queue.drain).join(JOIN_TIMEOUT)
         join(waiter)
         expected = {"approve": "approved", "reject": "rejected", "auto": "approved"}[how]
         [(action, woke_at)] = results
@@ -1071,7 +1051,10 @@ class TestWait:
         queue = ApprovalQueue()
         submit(queue)
         results: list[str] = []
-        waiters = [start(lambda: results.append(queue.wait(1, timeout=JOIN).status)) for _ in range(8)]  # type: ignore[union-attr]
+        waiters = [
+            start(lambda: results.append(queue.wait(1, timeout=JOIN_TIMEOUT).status))  # type: ignore[union-attr]
+            for _ in range(8)
+        ]
         time.sleep(0.02)
         resolved_at = time.monotonic()
         queue.approve(1)
@@ -1130,7 +1113,7 @@ class TestWaitAsync:
 
             task = asyncio.create_task(ticker())
             threading.Timer(0.05, queue.approve, args=(1,)).start()
-            action = await queue.wait_async(1, timeout=JOIN)
+            action = await queue.wait_async(1, timeout=JOIN_TIMEOUT)
             task.cancel()
             return action, ticks
 
@@ -1187,11 +1170,11 @@ class TestWaitAsync:
         results: list[str] = []
 
         async def waiters() -> None:
-            actions = await asyncio.gather(*(queue.wait_async(1, timeout=JOIN) for _ in range(3)))
+            actions = await asyncio.gather(*(queue.wait_async(1, timeout=JOIN_TIMEOUT) for _ in range(3)))
             results.extend(a.status for a in actions if a is not None)
 
         threads = [start(lambda: asyncio.run(waiters())) for _ in range(2)]
-        deadline = time.monotonic() + JOIN
+        deadline = time.monotonic() + JOIN_TIMEOUT
         while sum(len(w) for w in queue._async_waiters.values()) < 6 and time.monotonic() < deadline:
             time.sleep(0.005)
         queue.approve(1)
@@ -1230,9 +1213,9 @@ class TestExpirePending:
         recorder = Recorder()
         queue = recorder.queue(clock=clock)
         submit(queue)
-        clock.tick(seconds=60)
+        clock.advance(seconds=60)
         submit(queue)
-        clock.now = T0 + elapsed
+        clock.now = START + elapsed
         expired = queue.expire_pending(timedelta(seconds=60))
         assert [a.id for a in expired] == expected
         assert all(a.status == "rejected" and a.feedback == "expired" for a in expired)
@@ -1248,13 +1231,15 @@ class TestExpirePending:
             submit(queue)
         queue.approve(1)
         recorder.raise_on[("reject", 3)] = Boom()
-        clock.tick(hours=1)
+        clock.advance(hours=1)
         with pytest.raises(Boom):
             queue.expire_pending(timedelta(0))
         assert statuses(queue) == {1: "approved", 2: "rejected", 3: "pending", 4: "pending"}
 
     @pytest.mark.parametrize(
-        ("value", "error"), [(60, TypeError), (timedelta(seconds=-1), ValueError)], ids=repr
+        ("value", "error"),
+        [(60, TypeError), (timedelta(seconds=-1), ValueError)],
+        ids=["int-not-timedelta", "negative"],
     )
     def test_bad_age(self, value: Any, error: type[Exception]) -> None:
         """older_than must be a non-negative timedelta."""
@@ -1263,9 +1248,9 @@ class TestExpirePending:
 
     def test_restored_naive_and_offset_times(self) -> None:
         """Restored timestamps in any offset compare correctly with the clock."""
-        clock = FakeClock(T0 + timedelta(minutes=10))
+        clock = FakeClock(START + timedelta(minutes=10))
         queue = ApprovalQueue(clock=clock)
-        plus_two = T0.astimezone(timezone(timedelta(hours=2)))
+        plus_two = START.astimezone(timezone(timedelta(hours=2)))
         queue.restore_pending(
             {
                 "version": 1,
@@ -1286,10 +1271,8 @@ class TestThreads:
     PER_THREAD = 150
 
     def test_concurrent_eligible_submits_never_lose_a_wakeup(self) -> None:
-        """With only eligible items, every submit returns with its own action already approved.
-
-        Callbacks yield to other threads, and some approvals submit more work from inside the drain.
-        """
+        """With only eligible items, every submit returns with its own action already approved."""
+        # Callbacks yield to other threads, and some approvals submit more work from inside the drain.
         approvals: list[int] = []
         nested: list[int] = []
         queue = ApprovalQueue(auto_approve={"read": True})
@@ -1393,11 +1376,11 @@ class TestThreads:
         def on_approve(action: Action) -> None:
             if action.id == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
 
         queue.on_approve = on_approve
         first = start(lambda: submit(queue, "read", auto=True))
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         seen: list[str] = []
         second = start(lambda: seen.append(queue[submit(queue, "read", auto=True)].status))  # type: ignore[union-attr]
         second.join(0.05)
@@ -1417,13 +1400,13 @@ class TestThreads:
             events.append(("submit", action.id))
             if action.id == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
             events.append(("submitted", action.id))
 
         queue.on_submit = on_submit
         queue.on_approve = lambda action: events.append(("approve", action.id))
         first = start(lambda: submit(queue, "read", auto=True))
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         second = start(lambda: submit(queue, "read", auto=True))
         second.join(0.05)
         assert ("approve", 2) not in events
@@ -1442,20 +1425,20 @@ class TestThreads:
         def on_submit(action: Action) -> None:
             if action.id == 2:
                 in_submit.set()
-                assert release_submit.wait(JOIN)
+                assert release_submit.wait(JOIN_TIMEOUT)
             events.append(("submitted", action.id))
 
         def on_approve(action: Action) -> None:
             if action.id == 1:
                 in_approve.set()
-                assert release_approve.wait(JOIN)
+                assert release_approve.wait(JOIN_TIMEOUT)
             events.append(("approve", action.id))
 
         queue.on_submit, queue.on_approve = on_submit, on_approve
         first = start(lambda: submit(queue, "read", auto=True))  # owns the drain, stuck in on_approve(1)
-        assert in_approve.wait(JOIN)
+        assert in_approve.wait(JOIN_TIMEOUT)
         second = start(lambda: submit(queue, "read", auto=True))  # stuck in on_submit(2)
-        assert in_submit.wait(JOIN)
+        assert in_submit.wait(JOIN_TIMEOUT)
         release_approve.set()
         first.join(0.05)
         assert ("approve", 2) not in events
@@ -1472,11 +1455,11 @@ class TestThreads:
         def on_submit(action: Action) -> None:
             if action.id == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
 
         queue.on_submit = on_submit
         first = start(lambda: submit(queue, "bash"))
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         join(start(lambda: submit(queue, "read", auto=True)))
         assert queue.is_pending(2)
         release.set()
@@ -1493,7 +1476,7 @@ class TestThreads:
             calls.append(action.id)
             if len(calls) == 1:
                 entered.set()
-                assert release.wait(JOIN)
+                assert release.wait(JOIN_TIMEOUT)
                 raise Boom
 
         queue.on_approve = on_approve
@@ -1506,7 +1489,7 @@ class TestThreads:
                 errors.append(error)
 
         first = start(first_submit)
-        assert entered.wait(JOIN)
+        assert entered.wait(JOIN_TIMEOUT)
         seen: list[str] = []
         second = start(lambda: seen.append(queue[submit(queue, "read", auto=True)].status))  # type: ignore[union-attr]
         second.join(0.05)

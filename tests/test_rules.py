@@ -29,23 +29,16 @@ from .reference import reference_classify
 from .strategies import (
     RuleSpec,
     arguments,
-    assert_path_exists,
+    assert_snapshot_error,
+    build_rules,
     calls,
     json_values,
     mutate,
-    quiet_regex_warnings,
+    restored_or_rejected,
+    rule_lists,
     rule_specs,
 )
-
-JOIN_TIMEOUT = 10.0
-
-
-def build(specs: list[RuleSpec], *, auto_allow_dangerous: bool = False) -> PermissionRules:
-    """A ruleset declaring ``specs`` in order."""
-    rules = PermissionRules(auto_allow_dangerous=auto_allow_dangerous)
-    for decision, tool_pattern, argument_pattern in specs:
-        rules.add(decision, tool_pattern, argument_pattern)  # type: ignore[arg-type]
-    return rules
+from .threads import JOIN_TIMEOUT, join, start
 
 
 def seed_rules() -> PermissionRules:
@@ -599,16 +592,14 @@ class TestThreads:
             except BaseException as error:  # pragma: no cover - reported below
                 errors.append(error)
 
-        thread = threading.Thread(target=reader, daemon=True)
-        thread.start()
+        thread = start(reader)
         assert ready.wait(JOIN_TIMEOUT)
         for number in range(200):
             rules.ask("bash", f"never-{number}")
         rules.deny("bash")
         for number in range(50):
             rules.ask("bash", f"after-{number}")
-        thread.join(JOIN_TIMEOUT)
-        assert not thread.is_alive()
+        join(thread)
         assert errors == []
         assert set(seen) <= {None, "deny"}
         first_deny = seen.index("deny")
@@ -640,17 +631,13 @@ class TestThreads:
             except BaseException as error:
                 errors.append(error)
 
-        threads = [threading.Thread(target=reader, daemon=True) for _ in range(2)]
-        for thread in threads:
-            thread.start()
+        threads = [start(reader) for _ in range(2)]
         for name in names:
             rules.deny(name)
             with lock:
                 denied.add(name)
         done.set()
-        for thread in threads:
-            thread.join(JOIN_TIMEOUT)
-        assert not any(thread.is_alive() for thread in threads)
+        join(*threads)
         assert errors == []
         assert all(rules.classify(name) == "deny" for name in names)
 
@@ -905,10 +892,7 @@ class TestSnapshotStrictness:
     @pytest.mark.parametrize(("snapshot", "path", "message"), BAD_SNAPSHOTS)
     def test_bad_snapshot(self, snapshot: Any, path: str, message: str) -> None:
         """The error carries the path, and its message starts with it and says what was expected."""
-        with pytest.raises(InvalidSnapshotError, match=message) as caught:
-            PermissionRules.from_snapshot(snapshot)
-        assert caught.value.path == path
-        assert str(caught.value).startswith(f"{path or 'snapshot'}: expected ")
+        assert_snapshot_error(PermissionRules.from_snapshot, snapshot, path, message)
 
     def test_error_classes(self) -> None:
         """InvalidSnapshotError is a PermissionsError and a ValueError, and carries the bad value."""
@@ -919,32 +903,28 @@ class TestSnapshotStrictness:
         assert caught.value.value == "approve"
 
 
-def _rules_from(specs: list[RuleSpec], auto_allow_dangerous: bool) -> PermissionRules:
-    return build(specs, auto_allow_dangerous=auto_allow_dangerous)
-
-
 class TestProperties:
     """classify agrees with a naive first-match model; explain and snapshots agree with classify."""
 
     @given(
-        specs=st.lists(rule_specs, max_size=8),
+        specs=rule_lists,
         auto=st.booleans(),
         probes=st.lists(calls, min_size=1, max_size=8),
     )
     @settings(max_examples=150, deadline=None)
     def test_classify_matches_reference(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """classify returns what the first-match reference model returns, for any rules and calls."""
-        rules = _rules_from(specs, auto)
+        rules = build_rules(specs, auto_allow_dangerous=auto)
         for name, args in probes:
             assert rules.classify(name, args) == reference_classify(
                 specs, name, args, auto_allow_dangerous=auto
             )
 
-    @given(specs=st.lists(rule_specs, max_size=8), auto=st.booleans(), probes=st.lists(calls, max_size=8))
+    @given(specs=rule_lists, auto=st.booleans(), probes=st.lists(calls, max_size=8))
     @settings(max_examples=100, deadline=None)
     def test_explain_agrees(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """explain names the first rule that matches, and its decision is classify's."""
-        rules = _rules_from(specs, auto)
+        rules = build_rules(specs, auto_allow_dangerous=auto)
         for name, args in probes:
             match = rules.explain(name, args)
             decision = rules.classify(name, args)
@@ -959,11 +939,11 @@ class TestProperties:
             assert match.decision == decision == match.rule.effective_decision
             assert match.layer is None
 
-    @given(specs=st.lists(rule_specs, max_size=8), auto=st.booleans(), probes=st.lists(calls, max_size=8))
+    @given(specs=rule_lists, auto=st.booleans(), probes=st.lists(calls, max_size=8))
     @settings(max_examples=100, deadline=None)
     def test_snapshot_round_trip(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
         """A snapshot through json restores rules that classify every call the same way."""
-        rules = _rules_from(specs, auto)
+        rules = build_rules(specs, auto_allow_dangerous=auto)
         restored = PermissionRules.from_snapshot(json.loads(json.dumps(rules.snapshot())))
         assert restored.rules == rules.rules
         assert restored.snapshot() == rules.snapshot()
@@ -974,23 +954,15 @@ class TestProperties:
     @settings(max_examples=200, deadline=None)
     def test_random_input(self, data: object) -> None:
         """from_snapshot on arbitrary JSON-like data succeeds or raises InvalidSnapshotError, nothing else."""
-        with quiet_regex_warnings():
-            try:
-                PermissionRules.from_snapshot(data)  # type: ignore[arg-type]
-            except InvalidSnapshotError as error:
-                assert_path_exists(data, error.path)
+        restored_or_rejected(PermissionRules.from_snapshot, data)
 
     @given(specs=st.lists(rule_specs, min_size=1, max_size=4), auto=st.booleans(), data=st.data())
     @settings(max_examples=200, deadline=None)
     def test_mutated_snapshot(self, specs: list[RuleSpec], auto: bool, data: st.DataObject) -> None:
         """A valid snapshot with one node changed, dropped or added: restored, or InvalidSnapshotError."""
-        snapshot = mutate(_rules_from(specs, auto).snapshot(), data)
-        try:
-            with quiet_regex_warnings():
-                restored = PermissionRules.from_snapshot(snapshot)
-        except InvalidSnapshotError as error:
-            assert_path_exists(snapshot, error.path)
-        else:
+        snapshot = mutate(build_rules(specs, auto_allow_dangerous=auto).snapshot(), data)
+        restored = restored_or_rejected(PermissionRules.from_snapshot, snapshot)
+        if restored is not None:
             name, args = data.draw(calls)
             assert restored.classify(name, args) in (None, "allow", "ask", "deny")
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 import threading
 from typing import Any, TypeAlias
@@ -14,10 +15,11 @@ from hypothesis import strategies as st
 from ask_permissions import ALL, PermissionRules, RuleMatch, _patterns, _rules
 from ask_permissions._typing import Decision
 
-JOIN_TIMEOUT = 10.0
+from .strategies import decisions
+from .threads import JOIN_TIMEOUT, run_threads
 
-# Kept here rather than in tests/strategies.py, which another branch is writing at the same time; they
-# are specific to the index (many distinct names, MCP-style names that regex tool patterns pick out).
+# Local rather than in tests/strategies.py: they are specific to the index (many distinct names, MCP-style
+# names that regex tool patterns pick out), where the shared pools keep names few so that rules meet calls.
 _FIXED_NAMES = ("bash", "read_file", "write_file", "mcp__srv7__query", "mcp__srv7__drop", "mcp__srv12__x")
 _TOOL_REGEXES = (
     re.compile(r"^mcp__srv7__.*$"),
@@ -45,7 +47,6 @@ tool_patterns = st.one_of(st.just(ALL), tool_names, st.sampled_from(_TOOL_REGEXE
 argument_patterns = st.one_of(
     st.none(), st.just(ALL), st.sampled_from(_SUBSTRINGS), st.sampled_from(_ARGUMENT_REGEXES)
 )
-decisions: st.SearchStrategy[Decision] = st.sampled_from(("allow", "ask", "deny"))
 arguments = st.one_of(
     st.none(),
     st.sampled_from(_TEXTS),
@@ -211,19 +212,15 @@ class TestThreads:
                     errors.append(f"tool_{number}: the first rule did not win")
 
         with mock.patch.object(_rules, "_CANDIDATE_CACHE_SIZE", 8):
-            threads = [threading.Thread(target=register, daemon=True)]
-            threads += [threading.Thread(target=classify, args=(offset,), daemon=True) for offset in range(3)]
-            for thread in threads:
-                thread.start()
-            for thread in threads:
-                thread.join(JOIN_TIMEOUT)
-            assert not any(thread.is_alive() for thread in threads)
+            run_threads(register, *[functools.partial(classify, offset) for offset in range(3)])
             assert errors == []
             assert all(rules.classify(f"tool_{number}", {"q": "ok"}) == "allow" for number in range(count))
             assert len(rules._state.candidates) <= 8
 
 
 class TestStrSubclassNames:
+    """Names that are str subclasses share the cache with their plain text."""
+
     def test_str_enum_names_use_the_cache(self) -> None:
         """A StrEnum tool name classifies like its text and is cached under that text."""
         import enum

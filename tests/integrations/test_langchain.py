@@ -19,28 +19,10 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from ask_permissions import (
-    Action,
-    ApprovalPolicy,
-    ApprovalQueue,
-    PermissionRules,
-    SessionPermissionGrants,
-)
+from ask_permissions import Action
 from ask_permissions.integrations.langchain import PermissionMiddleware
 
-Plan = dict[str, list[tuple[str, dict[str, Any]]]]
-
-# What the scripted model does on each user message: the tool calls it makes (the call ids are
-# "<message>-<n>"); once the tools have answered, it replies with what they said.
-PLAN: Plan = {
-    "read": [("read_file", {"path": "notes.txt"})],
-    "delete": [("delete_user", {"name": "bob"})],
-    "list": [("bash", {"command": "ls"})],
-    "list again": [("bash", {"command": "ls -l"})],
-    "fetch": [("fetch", {"url": "https://example.org"})],
-    "two": [("bash", {"command": "pwd"}), ("bash", {"command": "whoami"})],
-}
-
+from .scenarios import PLAN, Plan, host_policy
 
 # Resume values that are not decisions: what they are, the error they raise, and its message.
 MALFORMED_DECISIONS = [
@@ -124,13 +106,6 @@ class Tools:
         self.all: list[BaseTool] = [read_file, bash, delete_user, fetch]
 
 
-class FetchTool:
-    """Tool metadata: fetch needs approval, but the queue may approve it by itself."""
-
-    approval_required = True
-    auto_approvable = True
-
-
 class Host:
     """One process of a host application: its own queue, grants, policy, model and agent.
 
@@ -147,21 +122,7 @@ class Host:
         on_project_grant: Callable[[Action], object] | None = None,
     ) -> None:
         self.saver = saver or InMemorySaver()
-        self.queue = ApprovalQueue(auto_approve={"fetch": True})
-        if queue_snapshot is not None:
-            self.queue.restore_pending(queue_snapshot)
-        self.grants = (
-            SessionPermissionGrants()
-            if grants_snapshot is None
-            else SessionPermissionGrants.from_snapshot(grants_snapshot)
-        )
-        self.policy = ApprovalPolicy(
-            queue=self.queue,
-            rules=PermissionRules(lambda r: r.allow("read_file").deny("delete_user")),
-            require_approval="bash",
-            tools={"fetch": FetchTool()},
-            session_grants=self.grants,
-        )
+        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot)
         self.on_project_grant = on_project_grant
         self.tools = Tools()
         self.model = ScriptedChatModel(plan=PLAN)

@@ -25,31 +25,14 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import ApprovalRequiredToolset, FunctionToolset
 
-from ask_permissions import (
-    Action,
-    ApprovalPolicy,
-    ApprovalQueue,
-    PermissionRules,
-    SessionPermissionGrants,
-)
+from ask_permissions import Action
 from ask_permissions.integrations.pydantic_ai import (
     PermissionToolset,
     deferred_tool_results,
     permission_requests,
 )
 
-Plan = dict[str, list[tuple[str, dict[str, Any]]]]
-
-# What the scripted model does on each user prompt: the tool calls it makes (the call ids are
-# "<prompt>-<n>"); once the tools have answered, it replies with what they said.
-PLAN: Plan = {
-    "read": [("read_file", {"path": "notes.txt"})],
-    "delete": [("delete_user", {"name": "bob"})],
-    "list": [("bash", {"command": "ls"})],
-    "list again": [("bash", {"command": "ls -l"})],
-    "fetch": [("fetch", {"url": "https://example.org"})],
-    "list and deploy": [("bash", {"command": "ls"}), ("deploy", {"target": "prod"})],
-}
+from .scenarios import PLAN, host_policy
 
 REQUESTS = TypeAdapter(DeferredToolRequests)
 
@@ -79,13 +62,6 @@ class Script:
         return ModelResponse(parts=[TextPart(" | ".join(f"{name}: {content}" for name, content in answers))])
 
 
-class FetchTool:
-    """Tool metadata: fetch needs approval, but the queue may approve it by itself."""
-
-    approval_required = True
-    auto_approvable = True
-
-
 class Host:
     """One process of a host application: its own queue, grants, policy, toolsets and agent.
 
@@ -102,21 +78,7 @@ class Host:
         requests: DeferredToolRequests | None = None,
         on_project_grant: Callable[[Action], object] | None = None,
     ) -> None:
-        self.queue = ApprovalQueue(auto_approve={"fetch": True})
-        if queue_snapshot is not None:
-            self.queue.restore_pending(queue_snapshot)
-        self.grants = (
-            SessionPermissionGrants()
-            if grants_snapshot is None
-            else SessionPermissionGrants.from_snapshot(grants_snapshot)
-        )
-        self.policy = ApprovalPolicy(
-            queue=self.queue,
-            rules=PermissionRules(lambda r: r.allow("read_file").deny("delete_user")),
-            require_approval="bash",
-            tools={"fetch": FetchTool()},
-            session_grants=self.grants,
-        )
+        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot)
         self.on_project_grant = on_project_grant
         self.ran: list[tuple[str, dict[str, Any]]] = []
         self.script = Script()

@@ -1,0 +1,56 @@
+"""The scripted agent session both adapters' tests play: the model's plan and the host's policy."""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+from ask_permissions import ApprovalPolicy, ApprovalQueue, PermissionRules, SessionPermissionGrants
+
+__all__ = ["PLAN", "FetchTool", "Plan", "host_policy"]
+
+Plan: TypeAlias = dict[str, list[tuple[str, dict[str, Any]]]]
+
+# What the scripted model does on each user message: the tool calls it makes (the call ids are
+# "<message>-<n>"); once the tools have answered, it replies with what they said. deploy is not guarded
+# by the policy: only the pydantic-ai tests give the agent such a tool.
+PLAN: Plan = {
+    "read": [("read_file", {"path": "notes.txt"})],
+    "delete": [("delete_user", {"name": "bob"})],
+    "list": [("bash", {"command": "ls"})],
+    "list again": [("bash", {"command": "ls -l"})],
+    "fetch": [("fetch", {"url": "https://example.org"})],
+    "two": [("bash", {"command": "pwd"}), ("bash", {"command": "whoami"})],
+    "list and deploy": [("bash", {"command": "ls"}), ("deploy", {"target": "prod"})],
+}
+
+
+class FetchTool:
+    """Tool metadata: fetch needs approval, but the queue may approve it by itself."""
+
+    approval_required = True
+    auto_approvable = True
+
+
+def host_policy(
+    queue_snapshot: object = None, grants_snapshot: object = None
+) -> tuple[ApprovalQueue, SessionPermissionGrants, ApprovalPolicy]:
+    """A host process's queue, grants and policy, restored from the snapshots if given.
+
+    read_file is allowed, delete_user denied, bash needs approval, and fetch is auto-approved by the queue.
+    """
+    queue = ApprovalQueue(auto_approve={"fetch": True})
+    if queue_snapshot is not None:
+        queue.restore_pending(queue_snapshot)
+    grants = (
+        SessionPermissionGrants()
+        if grants_snapshot is None
+        else SessionPermissionGrants.from_snapshot(grants_snapshot)
+    )
+    policy = ApprovalPolicy(
+        queue=queue,
+        rules=PermissionRules(lambda r: r.allow("read_file").deny("delete_user")),
+        require_approval="bash",
+        tools={"fetch": FetchTool()},
+        session_grants=grants,
+    )
+    return queue, grants, policy
