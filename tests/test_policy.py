@@ -19,6 +19,7 @@ from ask_permissions import (
     ApprovalQueue,
     DecisionRecord,
     PermissionRules,
+    RuleMatch,
     SessionPermissionGrants,
     ToolCall,
     args_digest,
@@ -1003,5 +1004,28 @@ class TestEdges:
             ApprovalPolicy(queue=ApprovalQueue(), rules=Misspelt(), project_rules=PermissionRules()),  # type: ignore[arg-type]
         ):
             with pytest.raises(ValueError, match=f"expected 'allow', 'ask', 'deny' or None; got {answer!r}"):
+                policy.before_tool_call(ToolCall("x"))
+            assert policy.queue.get(1) is None
+
+    @pytest.mark.parametrize("answer", ["DENY", None], ids=["DENY", "None"])
+    def test_custom_explain_with_an_unknown_decision(self, answer: object) -> None:
+        """A custom explain() whose match carries no valid decision is refused, never a proceed."""
+
+        class MisspeltExplainer:
+            def classify(self, tool_name: str, arguments: object = None) -> object:
+                return answer
+
+            def explain(self, tool_name: str, arguments: object = None) -> RuleMatch:
+                return RuleMatch(None, None, None, answer)  # type: ignore[arg-type]
+
+        for policy in (
+            ApprovalPolicy(queue=ApprovalQueue(), rules=MisspeltExplainer()),  # type: ignore[arg-type]
+            ApprovalPolicy(
+                queue=ApprovalQueue(),
+                rules=PermissionRules(),
+                project_rules=MisspeltExplainer(),  # type: ignore[arg-type]
+            ),
+        ):
+            with pytest.raises(ValueError, match=r"explain\('x'\): expected a match with the decision"):
                 policy.before_tool_call(ToolCall("x"))
             assert policy.queue.get(1) is None

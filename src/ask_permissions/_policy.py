@@ -13,7 +13,7 @@ from ._digest import args_digest
 from ._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
 from ._results import HookResult, block, pending, pending_reason, proceed
 from ._rule_set import PermissionRuleSet
-from ._rules import RuleMatch, checked_decision
+from ._rules import PermissionRules, RuleMatch, checked_decision, checked_match_decision
 from ._tool_call import read_tool_call
 from ._tool_metadata import ToolMetadata, ToolRegistry
 from ._typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode
@@ -383,7 +383,11 @@ class ApprovalPolicy:
         if explain is None:
             return checked_decision(rules.classify(name, arguments), f"rules.classify({name!r})"), None
         match: RuleMatch | None = explain(name, arguments)
-        return (None, None) if match is None else (match.decision, match)
+        if match is None:
+            return None, None
+        if isinstance(rules, PermissionRules | PermissionRuleSet):
+            return match.decision, match
+        return checked_match_decision(match.decision, f"rules.explain({name!r})"), match
 
     def _requires_approval(self, name: str) -> bool:
         return any(tool_pattern_matches(pattern, name) for pattern in self._require_patterns)

@@ -5,7 +5,13 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, cast, final
 
-from ._rules import DecisionPredicates, PermissionRules, RuleMatch, checked_decision
+from ._rules import (
+    DecisionPredicates,
+    PermissionRules,
+    RuleMatch,
+    checked_decision,
+    checked_match_decision,
+)
 from ._snapshot import SNAPSHOT_VERSION, child, read_mapping, read_version
 from ._typing import Classifier, Decision, RuleSetLayer
 
@@ -135,8 +141,11 @@ def _explain(
     match: RuleMatch | None = explain(tool_name, arguments)
     if match is None:
         return None
+    decision = match.decision
+    if not isinstance(layer, PermissionRules | PermissionRuleSet):
+        decision = checked_match_decision(decision, f"{name}_rules.explain({tool_name!r})")
     # A nested rule set keeps its own layer name; a plain ruleset gets this one.
-    return RuleMatch(match.rule, match.index, match.layer or name, match.decision)
+    return RuleMatch(match.rule, match.index, match.layer or name, decision)
 
 
 def _layer_snapshot(layer: Classifier | None, field: str) -> dict[str, Any] | None:

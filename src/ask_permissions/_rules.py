@@ -38,6 +38,7 @@ __all__ = [
     "Rule",
     "RuleMatch",
     "checked_decision",
+    "checked_match_decision",
 ]
 
 DANGEROUS_TOOLS: Final[tuple[str, ...]] = ("bash", "code", "repl")
@@ -57,6 +58,19 @@ def checked_decision(decision: object, source: str) -> Decision | None:
     if decision is None or decision in DECISIONS:
         return decision
     raise ValueError(f"{source}: expected 'allow', 'ask', 'deny' or None; got {decision!r}")
+
+
+def checked_match_decision(decision: object, source: str) -> Decision:
+    """The decision a custom ``explain`` put in its ``RuleMatch``; ``None`` is not one.
+
+    Raises:
+        ValueError: anything but ``"allow"``, ``"ask"`` or ``"deny"``.
+    """
+    if decision in DECISIONS:
+        return decision
+    raise ValueError(
+        f"{source}: expected a match with the decision 'allow', 'ask' or 'deny'; got {decision!r}"
+    )
 
 
 # Hosts may see unboundedly many tool names (MCP servers, generated names); the per-name candidate
