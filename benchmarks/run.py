@@ -35,8 +35,8 @@ from ask_permissions import (
     PermissionRules,
     SessionPermissionGrants,
     ToolCall,
-    _patterns,
 )
+from ask_permissions.rules import _patterns
 
 Runner = Callable[[int], object]
 """Runs the measured operation ``n`` times."""

@@ -18,10 +18,10 @@ import pytest
 from hypothesis import strategies as st
 
 from ask_permissions import ALL, DANGEROUS_TOOLS, InvalidSnapshotError, PermissionRules
-from ask_permissions._patterns import AllType
-from ask_permissions._snapshot import child
-from ask_permissions._tool_metadata import SIDE_EFFECT_SCOPES
-from ask_permissions._typing import Decision
+from ask_permissions._strict import child
+from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
+from ask_permissions.rules._patterns import AllType
+from ask_permissions.typing import Decision
 
 __all__ = [
     "DECISIONS",

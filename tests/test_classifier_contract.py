@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ask_permissions import ALL, PermissionRuleSet, RuleMatch
-from ask_permissions._typing import Decision
+from ask_permissions.typing import Decision
 
 from .strategies import RuleSpec, build_rules, calls, rule_lists
 

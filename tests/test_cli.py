@@ -19,9 +19,9 @@ from hypothesis import strategies as st
 
 import ask_permissions
 from ask_permissions import ALL, PermissionRules, ToolCall
-from ask_permissions._cli import main
-from ask_permissions._demo import demo_policy_bytes, run_demo
-from ask_permissions._lint import lint_rules
+from ask_permissions.cli._demo import demo_policy_bytes, run_demo
+from ask_permissions.cli._lint import lint_rules
+from ask_permissions.cli._main import main
 
 from .strategies import decisions
 

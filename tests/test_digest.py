@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ask_permissions import args_digest
-from ask_permissions._digest import canonical_json, fnv1a_64
+from ask_permissions.policy._digest import canonical_json, fnv1a_64
 
 from .strategies import plain_json
 

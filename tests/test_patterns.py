@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ask_permissions import ALL, InvalidSnapshotError
-from ask_permissions._patterns import (
+from ask_permissions.rules._patterns import (
     AllType,
     argument_pattern_matches,
     decode_pattern,

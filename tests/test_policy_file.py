@@ -23,7 +23,7 @@ from ask_permissions import (
     ToolCall,
     load_policy,
 )
-from ask_permissions._patterns import encode_pattern
+from ask_permissions.rules._patterns import encode_pattern
 
 from .strategies import calls, permission_rules, tool_metadata, tool_names, tool_patterns
 

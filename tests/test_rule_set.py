@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ask_permissions import PermissionRules, PermissionRuleSet, RuleMatch
-from ask_permissions._typing import Decision
+from ask_permissions.typing import Decision
 
 from .reference import reference_classify, reference_compose
 from .strategies import (

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ask_permissions._rules as rules_module
+import ask_permissions.rules._rules as rules_module
 from ask_permissions import (
     ALL,
     DANGEROUS_TOOLS,
@@ -23,7 +23,7 @@ from ask_permissions import (
     Rule,
     RuleMatch,
 )
-from ask_permissions._patterns import serialize_arguments
+from ask_permissions.rules._patterns import serialize_arguments
 
 from .reference import reference_classify
 from .strategies import (

@@ -12,8 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ask_permissions import ALL, PermissionRules, RuleMatch, _patterns, _rules
-from ask_permissions._typing import Decision
+from ask_permissions import ALL, PermissionRules, RuleMatch
+from ask_permissions.rules import _patterns, _rules
+from ask_permissions.typing import Decision
 
 from .strategies import decisions
 from .threads import JOIN_TIMEOUT, run_threads

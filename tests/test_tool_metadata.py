@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from ask_permissions import ApprovalPolicy, ApprovalQueue, PermissionRules, ToolCall, ToolMetadata
-from ask_permissions._tool_metadata import NO_METADATA, read_metadata
+from ask_permissions.policy._tool_metadata import NO_METADATA, read_metadata
 
 DECLARATIONS = ("approval_required", "auto_approvable", "always_ask", "risk_level", "side_effect_scope")
 

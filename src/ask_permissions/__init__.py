@@ -4,22 +4,22 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._decision import DecisionLayer, DecisionRecord, MatchedRule
-from ._digest import args_digest
 from ._errors import InvalidSnapshotError, PermissionsError
-from ._gate import Approval, Permissions
-from ._grants import SessionPermissionGrants
-from ._patterns import ALL
-from ._plan_mode import PlanModePolicy
-from ._policy import ApprovalPolicy
-from ._policy_file import load_policy
-from ._queue import Action, ApprovalQueue
-from ._results import BlockResult, HookResult, PendingResult, ProceedResult
-from ._rule_set import PermissionRuleSet
-from ._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
 from ._tool_call import ToolCall
-from ._tool_metadata import ToolMetadata
 from ._version import __version__
+from .policy._approval import ApprovalPolicy
+from .policy._digest import args_digest
+from .policy._gate import Approval, Permissions
+from .policy._plan_mode import PlanModePolicy
+from .policy._records import DecisionLayer, DecisionRecord, MatchedRule
+from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
+from .policy._tool_metadata import ToolMetadata
+from .queue._grants import SessionPermissionGrants
+from .queue._queue import Action, ApprovalQueue
+from .rules._patterns import ALL
+from .rules._rule_set import PermissionRuleSet
+from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
+from .settings._policy_file import load_policy
 
 __all__ = [
     "ALL",

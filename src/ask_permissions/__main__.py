@@ -1,5 +1,5 @@
 """``python -m ask_permissions``: the ``ask-permissions`` command."""
 
-from ._cli import main
+from .cli._main import main
 
 raise SystemExit(main())

@@ -7,8 +7,8 @@ import threading
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, Required, TypedDict, final
 
-from ask_permissions._results import pending_reason
-from ask_permissions._typing import ResolutionScope
+from ask_permissions.policy._results import pending_reason
+from ask_permissions.typing import ResolutionScope
 
 if TYPE_CHECKING:
     from ask_permissions import Action, ApprovalPolicy

@@ -7,19 +7,20 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias, final
 
-from ._clock import utc_now
-from ._decision import DecisionLayer, DecisionRecord, MatchedRule
+from ask_permissions._clock import utc_now
+from ask_permissions._tool_call import read_tool_call
+from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
+from ask_permissions.rules._rule_set import PermissionRuleSet
+from ask_permissions.rules._rules import PermissionRules, RuleMatch, checked_decision, checked_match_decision
+from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode
+
 from ._digest import args_digest
-from ._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
+from ._records import DecisionLayer, DecisionRecord, MatchedRule
 from ._results import HookResult, block, pending, pending_reason, proceed
-from ._rule_set import PermissionRuleSet
-from ._rules import PermissionRules, RuleMatch, checked_decision, checked_match_decision
-from ._tool_call import read_tool_call
 from ._tool_metadata import ToolMetadata, ToolRegistry
-from ._typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode
 
 if TYPE_CHECKING:
-    from ._queue import Action, ApprovalQueue
+    from ask_permissions.queue._queue import Action, ApprovalQueue
 
 __all__ = ["MODES", "ApprovalPolicy"]
 

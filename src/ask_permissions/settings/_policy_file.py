@@ -9,17 +9,17 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias, TypeVar
 
-from ._decision import DecisionRecord
-from ._errors import InvalidSnapshotError
-from ._grants import SessionPermissionGrants
-from ._patterns import ToolPattern, decode_pattern
-from ._policy import MODES, ApprovalPolicy
-from ._queue import ApprovalQueue
-from ._rule_set import PermissionRuleSet
-from ._rules import PermissionRules
-from ._snapshot import child, fail, read_bool, read_list, read_mapping, read_str, read_version
-from ._tool_metadata import SIDE_EFFECT_SCOPES
-from ._typing import Clock, GrantsLike, Mode
+from ask_permissions._errors import InvalidSnapshotError
+from ask_permissions._strict import child, fail, read_bool, read_list, read_mapping, read_str, read_version
+from ask_permissions.policy._approval import MODES, ApprovalPolicy
+from ask_permissions.policy._records import DecisionRecord
+from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
+from ask_permissions.queue._grants import SessionPermissionGrants
+from ask_permissions.queue._queue import ApprovalQueue
+from ask_permissions.rules._patterns import ToolPattern, decode_pattern
+from ask_permissions.rules._rule_set import PermissionRuleSet
+from ask_permissions.rules._rules import PermissionRules
+from ask_permissions.typing import Clock, GrantsLike, Mode
 
 __all__ = ["PolicySource", "load_policy", "parse_policy_bytes"]
 

@@ -7,12 +7,13 @@ import tomllib
 from importlib import resources
 from typing import Any, Final, TextIO
 
-from ._decision import DecisionRecord
+from ask_permissions._tool_call import ToolCall
+from ask_permissions.policy._approval import ApprovalPolicy
+from ask_permissions.policy._records import DecisionRecord
+from ask_permissions.queue._queue import Action
+from ask_permissions.settings._policy_file import load_policy
+
 from ._lint import describe_patterns
-from ._policy import ApprovalPolicy
-from ._policy_file import load_policy
-from ._queue import Action
-from ._tool_call import ToolCall
 
 __all__ = ["DEMO_POLICY_NAME", "demo_policy_bytes", "run_demo"]
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, final
 
+from ask_permissions._tool_call import read_tool_call, require_tool_name, require_tool_names
+
 from ._results import BlockResult, ProceedResult, block, proceed
-from ._tool_call import read_tool_call, require_tool_name, require_tool_names
 
 __all__ = ["PlanModePolicy"]
 

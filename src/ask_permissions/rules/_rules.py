@@ -7,6 +7,17 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Self, final
 
+from ask_permissions._strict import (
+    SNAPSHOT_VERSION,
+    child,
+    fail,
+    read_bool,
+    read_list,
+    read_mapping,
+    read_version,
+)
+from ask_permissions.typing import Decision, RuleSetLayer
+
 from ._patterns import (
     ALL,
     StoredArgumentPattern,
@@ -20,16 +31,6 @@ from ._patterns import (
     serialize_arguments,
     tool_pattern_matches,
 )
-from ._snapshot import (
-    SNAPSHOT_VERSION,
-    child,
-    fail,
-    read_bool,
-    read_list,
-    read_mapping,
-    read_version,
-)
-from ._typing import Decision, RuleSetLayer
 
 __all__ = [
     "DANGEROUS_TOOLS",

@@ -9,11 +9,12 @@ import sys
 from collections.abc import Sequence
 from typing import Final, NoReturn
 
+from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._rule_set import PermissionRuleSet
+from ask_permissions.settings._policy_file import load_policy
+
 from ._demo import run_demo
 from ._lint import describe_patterns, lint_policy, rule_label
-from ._policy_file import load_policy
-from ._rule_set import PermissionRuleSet
-from ._tool_call import ToolCall
 
 __all__ = ["EXIT_BAD_INPUT", "EXIT_BLOCK", "EXIT_PENDING", "EXIT_PROCEED", "main", "run"]
 

@@ -8,9 +8,9 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, Literal, TypeAlias, final
 
-from ._patterns import StoredArgumentPattern, ToolPattern, encode_pattern
-from ._rules import RuleMatch
-from ._typing import Decision, HookAction, RuleSetLayer
+from ask_permissions.rules._patterns import StoredArgumentPattern, ToolPattern, encode_pattern
+from ask_permissions.rules._rules import RuleMatch
+from ask_permissions.typing import Decision, HookAction, RuleSetLayer
 
 __all__ = ["DecisionLayer", "DecisionRecord", "MatchedRule"]
 

@@ -13,9 +13,9 @@ from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import Any, Final, TypeAlias, TypeGuard, final
 
-from ._clock import utc_now
-from ._errors import InvalidSnapshotError
-from ._snapshot import (
+from ask_permissions._clock import utc_now
+from ask_permissions._errors import InvalidSnapshotError
+from ask_permissions._strict import (
     SNAPSHOT_VERSION,
     child,
     fail,
@@ -25,8 +25,8 @@ from ._snapshot import (
     read_str,
     read_version,
 )
-from ._tool_call import require_tool_name
-from ._typing import ActionStatus, Clock, ResolutionScope
+from ask_permissions._tool_call import require_tool_name
+from ask_permissions.typing import ActionStatus, Clock, ResolutionScope
 
 __all__ = ["Action", "ApprovalQueue", "Callback"]
 

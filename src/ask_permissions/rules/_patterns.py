@@ -9,7 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
-from ._snapshot import child, fail, read_mapping, read_str
+from ask_permissions._strict import child, fail, read_mapping, read_str
 
 __all__ = [
     "ALL",

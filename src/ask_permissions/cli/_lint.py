@@ -8,11 +8,11 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import final
 
-from ._patterns import ALL, StoredArgumentPattern, ToolPattern, encode_pattern
-from ._policy import ApprovalPolicy
-from ._rule_set import PermissionRuleSet
-from ._rules import PermissionRules, Rule
-from ._typing import RuleSetLayer
+from ask_permissions.policy._approval import ApprovalPolicy
+from ask_permissions.rules._patterns import ALL, StoredArgumentPattern, ToolPattern, encode_pattern
+from ask_permissions.rules._rule_set import PermissionRuleSet
+from ask_permissions.rules._rules import PermissionRules, Rule
+from ask_permissions.typing import RuleSetLayer
 
 __all__ = ["Finding", "describe_rule", "lint_policy", "rule_label"]
 

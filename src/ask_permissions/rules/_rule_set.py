@@ -5,6 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, cast, final
 
+from ask_permissions._strict import SNAPSHOT_VERSION, child, read_mapping, read_version
+from ask_permissions.typing import Classifier, Decision, RuleSetLayer
+
 from ._rules import (
     DecisionPredicates,
     PermissionRules,
@@ -12,8 +15,6 @@ from ._rules import (
     checked_decision,
     checked_match_decision,
 )
-from ._snapshot import SNAPSHOT_VERSION, child, read_mapping, read_version
-from ._typing import Classifier, Decision, RuleSetLayer
 
 __all__ = ["PermissionRuleSet"]
 

@@ -1,4 +1,4 @@
-"""Shared type aliases and protocols: the vocabulary every module speaks."""
+"""Public types: the vocabulary every module speaks, for hosts to annotate their own code with."""
 
 from __future__ import annotations
 

@@ -12,10 +12,11 @@ from datetime import datetime, timedelta
 from types import MappingProxyType
 from typing import Final, Literal, TypeAlias, final, overload
 
-from ._clock import utc_now
+from ask_permissions._clock import utc_now
+from ask_permissions._tool_call import read_tool_call, require_tool_names
+from ask_permissions.typing import Clock, Mode
+
 from ._results import BlockResult, ProceedResult, block, proceed
-from ._tool_call import read_tool_call, require_tool_names
-from ._typing import Clock, Mode
 
 __all__ = ["Approval", "ApprovalStatus", "Permissions"]
 

@@ -1,0 +1,6 @@
+"""Rules and matching: tool and argument patterns, ``PermissionRules``, ``PermissionRuleSet``.
+
+Owns how a call is matched against declared rules. May import the package's leaf modules (``typing``,
+``_errors``, ``_strict``, ``_tool_call``) and nothing else of the package: policies build on rules, never
+the other way round.
+"""
