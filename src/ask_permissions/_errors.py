@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-__all__ = ["InvalidSnapshotError", "PermissionsError"]
+import reprlib
+from typing import Final
+
+__all__ = ["InvalidSnapshotError", "PermissionsError", "preview"]
 
 
 class PermissionsError(Exception):
@@ -22,3 +25,37 @@ class InvalidSnapshotError(PermissionsError, ValueError):
         super().__init__(message)
         self.path = path
         self.value = value
+
+
+PREVIEW_LIMIT: Final = 200
+"""The most characters ``preview`` shows of a value."""
+
+
+class _Preview(reprlib.Repr):
+    """``reprlib`` with an int that may be too long to turn into text at all."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        # Past sys.get_int_max_str_digits() (4300 digits), repr() of an int raises ValueError.
+        if x.bit_length() > 3000:
+            return f"<int of about {int(x.bit_length() * 0.30103)} digits>"
+        return super().repr_int(x, level)
+
+
+_PREVIEW: Final = _Preview()
+_PREVIEW.maxlevel = 3
+_PREVIEW.maxstring = 80
+_PREVIEW.maxother = 80
+_PREVIEW.maxlong = 60
+
+
+def preview(value: object) -> str:
+    """A short ``repr`` of a value for an error message, which never fails and is never long.
+
+    Values come from hosts and models: a string of megabytes, an int past Python's digit limit, lists nested
+    thousands deep or an object whose ``__repr__`` raises must still give a one-line message.
+    """
+    try:
+        text = _PREVIEW.repr(value)
+    except Exception:  # reprlib already guards instances; this guards everything else
+        text = f"<{type(value).__name__} object>"
+    return text if len(text) <= PREVIEW_LIMIT else text[: PREVIEW_LIMIT - 3] + "..."

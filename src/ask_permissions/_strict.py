@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import NoReturn
 
-from ._errors import InvalidSnapshotError
+from ._errors import InvalidSnapshotError, preview
 
 __all__ = [
     "SNAPSHOT_VERSION",
@@ -31,7 +31,7 @@ def child(path: str, key: str | int) -> str:
 def fail(path: str, expected: str, value: object) -> NoReturn:
     """Raise ``InvalidSnapshotError`` for ``value`` at ``path``."""
     where = path or "snapshot"
-    raise InvalidSnapshotError(f"{where}: expected {expected}; got {value!r}", path=path, value=value)
+    raise InvalidSnapshotError(f"{where}: expected {expected}; got {preview(value)}", path=path, value=value)
 
 
 def read_mapping(

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ToolCall", "read_tool_call", "require_tool_name", "require_tool_names"]
+from ._names import require_tool_name
+
+__all__ = ["ToolCall", "read_tool_call"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,31 +45,3 @@ def read_tool_call(tool_call: object) -> tuple[str, Any, Any]:
         arguments = getattr(tool_call, "arguments", None)
         call_id = getattr(tool_call, "id", None)
     return require_tool_name(name, "tool_call.name"), arguments, call_id
-
-
-def require_tool_name(name: object, field: str = "tool_name") -> str:
-    """Return ``name`` as a plain ``str``, refusing anything that is not a non-empty string."""
-    if not isinstance(name, str):
-        raise TypeError(f"{field}: expected a non-empty string; got {name!r}")
-    if not name:
-        raise ValueError(f"{field}: expected a non-empty string; got {name!r}")
-    # A str subclass becomes its plain text. Not str(name): a str-mixin Enum member's str() is
-    # "Tools.BASH", which no rule, grant or gate entry for "bash" would match.
-    return str.__str__(name)
-
-
-def require_tool_names(names: Iterable[str], field: str) -> tuple[str, ...]:
-    """The names of an iterable of tool names, in order, each checked by ``require_tool_name``.
-
-    Raises:
-        TypeError: ``names`` is a bare string (iterating it would yield single letters: ``"bash"`` would
-            name ``"b"``, ``"a"``, ``"s"`` and ``"h"``), is not iterable, or holds a non-string.
-        ValueError: a name is empty.
-    """
-    if isinstance(names, str):
-        raise TypeError(f"{field}: expected an iterable of tool names, not a string; got {names!r}")
-    try:
-        iterator = iter(names)
-    except TypeError:
-        raise TypeError(f"{field}: expected an iterable of tool names; got {names!r}") from None
-    return tuple(require_tool_name(name, f"{field}[{index}]") for index, name in enumerate(iterator))

@@ -13,7 +13,8 @@ from types import MappingProxyType
 from typing import Final, Literal, TypeAlias, final, overload
 
 from ask_permissions._clock import utc_now
-from ask_permissions._tool_call import read_tool_call, require_tool_names
+from ask_permissions._names import require_tool_names
+from ask_permissions._tool_call import read_tool_call
 from ask_permissions.typing import Clock, Mode
 
 from ._results import BlockResult, ProceedResult, block, proceed

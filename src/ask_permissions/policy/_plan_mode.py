@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, final
 
-from ask_permissions._tool_call import read_tool_call, require_tool_name, require_tool_names
+from ask_permissions._names import require_tool_name, require_tool_names
+from ask_permissions._tool_call import read_tool_call
 
 from ._results import BlockResult, ProceedResult, block, proceed
 

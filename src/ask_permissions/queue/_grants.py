@@ -6,8 +6,8 @@ import threading
 from collections.abc import Iterable
 from typing import Final, final
 
+from ask_permissions._names import require_tool_name, require_tool_names
 from ask_permissions._strict import SNAPSHOT_VERSION, child, read_list, read_mapping, read_str, read_version
-from ask_permissions._tool_call import require_tool_name, require_tool_names
 
 __all__ = ["SessionPermissionGrants"]
 

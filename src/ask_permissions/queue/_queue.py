@@ -15,6 +15,7 @@ from typing import Any, Final, TypeAlias, TypeGuard, final
 
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import InvalidSnapshotError
+from ask_permissions._names import require_tool_name
 from ask_permissions._strict import (
     SNAPSHOT_VERSION,
     child,
@@ -25,7 +26,6 @@ from ask_permissions._strict import (
     read_str,
     read_version,
 )
-from ask_permissions._tool_call import require_tool_name
 from ask_permissions.typing import ActionStatus, Clock, ResolutionScope
 
 __all__ = ["Action", "ApprovalQueue", "Callback"]
