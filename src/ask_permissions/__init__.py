@@ -10,6 +10,7 @@ from ._version import __version__
 from .policy._approval import ApprovalPolicy
 from .policy._digest import args_digest
 from .policy._gate import Approval, Permissions
+from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
 from .policy._records import DecisionLayer, DecisionRecord, MatchedRule
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
@@ -34,6 +35,7 @@ __all__ = [
     "HookResult",
     "InvalidSnapshotError",
     "MatchedRule",
+    "Outcome",
     "PendingResult",
     "PermissionRuleSet",
     "PermissionRules",

@@ -4,16 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import Any, Literal, Protocol, TypeAlias, TypedDict
 
 __all__ = [
     "ActionStatus",
+    "BlockResult",
     "Classifier",
     "Clock",
     "Decision",
     "GrantsLike",
     "HookAction",
+    "HookResult",
     "Mode",
+    "OutcomeVerdict",
+    "PendingResult",
+    "ProceedResult",
     "ResolutionScope",
     "RuleSetLayer",
     "ToolCallLike",
@@ -33,11 +38,44 @@ Mode: TypeAlias = Literal["full_access", "ask_before_changes", "read_only"]
 """An access mode: ``"full_access"`` bypasses ordinary risk gates, ``"ask_before_changes"`` queues
 side-effecting tools, ``"read_only"`` blocks them."""
 
+OutcomeVerdict: TypeAlias = Literal["run", "refuse", "wait"]
+"""What a host does with a decided call: ``"run"`` the tool, ``"refuse"`` it (the model reads the reason), or
+``"wait"`` for a person."""
+
 ResolutionScope: TypeAlias = Literal["once", "session", "project"]
 """How far a person's approval reaches: this call only, the session, or the project."""
 
 RuleSetLayer: TypeAlias = Literal["default", "project"]
 """Which layer of a ``PermissionRuleSet`` a rule came from."""
+
+
+class ProceedResult(TypedDict):
+    """The tool call may run: ``{"action": "proceed"}``."""
+
+    action: Literal["proceed"]
+
+
+class BlockResult(TypedDict):
+    """The tool call is refused: ``{"action": "block", "reason": "..."}``."""
+
+    action: Literal["block"]
+    reason: str
+
+
+class PendingResult(TypedDict):
+    """The tool call waits for a person: ``{"action": "pending", "action_id": 1, "reason": "..."}``.
+
+    ``action_id`` is the approval queue's id of the submitted action.
+    """
+
+    action: Literal["pending"]
+    action_id: int
+    reason: str
+
+
+HookResult: TypeAlias = ProceedResult | BlockResult | PendingResult
+"""Any of the three shapes a ``before_tool_call`` hook returns; ``result["action"]`` tells them apart."""
+
 
 Clock: TypeAlias = Callable[[], datetime]
 """A zero-argument callable returning an aware ``datetime``."""

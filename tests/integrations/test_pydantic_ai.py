@@ -354,3 +354,21 @@ class TestOneLoop:
         assert isinstance(deferred, DeferredToolRequests)
         assert output == "bash: ran ls"
         assert host.ran == [("bash", {"command": "ls"})]
+
+
+class TestConstruction:
+    """The toolset checks what it is given."""
+
+    def test_a_queue_is_not_a_policy(self) -> None:
+        """Passing the queue where the policy belongs is a TypeError that says so."""
+        queue, _, _ = host_policy()
+        with pytest.raises(
+            TypeError, match=r"PermissionToolset: policy: .*\(pass the policy, not its queue\)"
+        ):
+            PermissionToolset(FunctionToolset(), queue)  # type: ignore[arg-type]
+
+    def test_the_project_hook_must_be_callable(self) -> None:
+        """on_project_grant must be callable or None."""
+        _, _, policy = host_policy()
+        with pytest.raises(TypeError, match="on_project_grant: expected a callable or None"):
+            PermissionToolset(FunctionToolset(), policy, on_project_grant="store")  # type: ignore[arg-type]

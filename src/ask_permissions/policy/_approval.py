@@ -8,13 +8,16 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias, final
 
 from ask_permissions._clock import utc_now
+from ask_permissions._names import fold_tool_name
 from ask_permissions._tool_call import read_tool_call
-from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
+from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules, RuleMatch, checked_decision, checked_match_decision
-from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode
+from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode, ResolutionScope
 
+from ._arguments import same_arguments
 from ._digest import args_digest
+from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, rejection_text
 from ._records import DecisionLayer, DecisionRecord, MatchedRule
 from ._results import HookResult, block, pending, pending_reason, proceed
 from ._tool_metadata import ToolMetadata, ToolRegistry
@@ -85,9 +88,11 @@ def _allow_rule(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
 
 def _grant(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
     """5. A session grant, then a project grant, proceeds past every ordinary ask gate below."""
-    if policy.session_grants is not None and policy.session_grants.is_granted(call.name):
+    # Only the object True grants (as auto_approve requires): a collaborator answering "yes", 1 or a
+    # non-empty list by mistake does not open a tool.
+    if policy.session_grants is not None and policy.session_grants.is_granted(call.name) is True:
         return _PROCEED_SESSION_GRANT
-    if policy.project_grants is not None and policy.project_grants.is_granted(call.name):
+    if policy.project_grants is not None and policy.project_grants.is_granted(call.name) is True:
         return _PROCEED_PROJECT_GRANT
     return None
 
@@ -112,7 +117,7 @@ def _changes_risk_or_required(policy: ApprovalPolicy, call: _Call) -> _Opinion |
         return _SUBMIT_ASK_BEFORE_CHANGES
     if tool.is_elevated_risk:
         return _SUBMIT_ELEVATED_RISK
-    if tool.approval_required or policy._requires_approval(call.name):
+    if tool.approval_required or policy.requires_approval(call.name):
         return _SUBMIT_AUTO_APPROVABLE if tool.auto_approvable else _SUBMIT_APPROVAL_REQUIRED
     return None
 
@@ -164,6 +169,30 @@ def _require_approval_patterns(require_approval: object) -> tuple[ToolPattern, .
     )
 
 
+class _RequireApproval:
+    """``require_approval``, matched as deny-side rules are: exact names also after folding, regexes also
+    against the folded name, so ``Bash`` or ``bash\u200b`` still needs the approval ``bash`` needs."""
+
+    __slots__ = ("_all", "_names", "_regexes")
+
+    def __init__(self, patterns: tuple[ToolPattern, ...]) -> None:
+        self._all = any(pattern is ALL for pattern in patterns)
+        self._names = frozenset(fold_tool_name(pattern) for pattern in patterns if isinstance(pattern, str))
+        self._regexes = tuple(pattern for pattern in patterns if isinstance(pattern, re.Pattern))
+
+    def __call__(self, name: str) -> bool:
+        if self._all:
+            return True
+        if not self._names and not self._regexes:
+            return False
+        folded = fold_tool_name(name)
+        if folded in self._names:
+            return True
+        return any(
+            regex.search(name) is not None or regex.search(folded) is not None for regex in self._regexes
+        )
+
+
 def _require(value: object, method: str, field: str) -> Any:
     if value is not None and not callable(getattr(value, method, None)):
         raise TypeError(f"{field}: expected an object with a {method}() method; got {value!r}")
@@ -192,6 +221,8 @@ class ApprovalPolicy:
             (and submission) took effect; its exceptions reach the caller.
         interactive: ``False`` for sessions no person attends: calls that would wait for a person are
             blocked instead (a call the queue approves by itself is still submitted).
+        on_project_grant: called with an action a person approved with scope ``"project"`` (through
+            ``approve``), so the host can record the grant in its own project store.
 
     Raises:
         ValueError: an unknown mode.
@@ -199,7 +230,9 @@ class ApprovalPolicy:
     """
 
     __slots__ = (
+        "_classify_shape",
         "_clock",
+        "_explain",
         "_interactive",
         "_mode",
         "_on_decision",
@@ -209,6 +242,7 @@ class ApprovalPolicy:
         "_require_approval",
         "_require_patterns",
         "_rules",
+        "_scopes",
         "_session_grants",
         "_tools",
     )
@@ -227,6 +261,7 @@ class ApprovalPolicy:
         clock: Clock | None = None,
         on_decision: Callable[[DecisionRecord], object] | None = None,
         interactive: bool = True,
+        on_project_grant: ProjectGrantHook | None = None,
     ) -> None:
         if not callable(getattr(queue, "submit", None)):
             raise TypeError(f"queue: expected an ApprovalQueue; got {queue!r}")
@@ -238,13 +273,15 @@ class ApprovalPolicy:
             raise TypeError(f"on_decision: expected a callable; got {on_decision!r}")
         if clock is not None and not callable(clock):
             raise TypeError(f"clock: expected a callable returning an aware datetime; got {clock!r}")
+        if on_project_grant is not None and not callable(on_project_grant):
+            raise TypeError(f"on_project_grant: expected a callable; got {on_project_grant!r}")
         _require(rules, "classify", "rules")
         if project_rules is not None:
             rules = PermissionRuleSet(default_rules=rules, project_rules=project_rules)
         self._queue: Final = queue
         self._rules: Final = rules
         self._require_approval: Final = require_approval
-        self._require_patterns: Final = _require_approval_patterns(require_approval)
+        self._require_patterns: Final = _RequireApproval(_require_approval_patterns(require_approval))
         self._tools: Final = tools
         self._registry: Final = ToolRegistry(tools)
         self._mode: Final = mode
@@ -257,6 +294,10 @@ class ApprovalPolicy:
         self._clock: Final = clock or utc_now
         self._on_decision: Final = on_decision
         self._interactive: Final = interactive
+        # Worked out once: how far the rules object can be trusted to explain its own classification.
+        self._classify_shape: Final = _classify_shape(rules)
+        self._explain: Final = getattr(rules, "explain", None)
+        self._scopes: Final = ScopeCarrier(self._session_grants, on_project_grant)
 
     # -- readers -------------------------------------------------------------------------------------
 
@@ -315,6 +356,11 @@ class ApprovalPolicy:
         """Whether a person can answer approvals in this session."""
         return self._interactive
 
+    @property
+    def on_project_grant(self) -> ProjectGrantHook | None:
+        """The host's project-grant hook."""
+        return self._scopes.on_project_grant
+
     def __repr__(self) -> str:
         return f"<ApprovalPolicy mode={self._mode!r} interactive={self._interactive} rules={self._rules!r}>"
 
@@ -323,9 +369,17 @@ class ApprovalPolicy:
     def before_tool_call(self, tool_call: object, context: object = None) -> HookResult:
         """Decide one tool call: ``{"action": "proceed"}``, ``"block"`` with a reason, or ``"pending"``.
 
+        A call that would be queued while an action for the same ``tool_call_id``, tool and arguments is
+        still pending is not queued again: the result names that action (a host re-running a restored call,
+        or a framework replaying a paused one, waits for the one decision).
+
         Args:
             tool_call: an object with ``name``, ``arguments`` and ``id``, or a mapping with those keys.
             context: accepted for hook compatibility; unused.
+
+        Raises:
+            Whatever ``on_decision`` raises, after the decision took effect; when the call was queued, the
+            exception carries a note naming the action's id.
         """
         call, opinion = self._decide(tool_call)
         action_id: int | None = None
@@ -335,17 +389,33 @@ class ApprovalPolicy:
         elif opinion.verdict == "block":
             result = block(opinion.reason)
         else:
-            action_id = self._queue.submit(
-                tool_call_id=call.call_id,
-                tool_name=call.name,
-                args=call.arguments,
-                auto_approvable=opinion.auto_approvable,
-                message=f'Calling "{call.name}" requires approval',
-            )
+            action_id = self._submit(call, opinion)
             result = pending(action_id, pending_reason(call.name))
         if self._on_decision is not None:
-            self._on_decision(self._record(call, opinion, action_id))
+            try:
+                self._on_decision(self._record(call, opinion, action_id))
+            except BaseException as error:
+                if action_id is not None:
+                    error.add_note(
+                        f"ask_permissions: the call to {call.name!r} is queued as action {action_id} "
+                        "(it stays queued; approve or reject it as usual)"
+                    )
+                raise
         return result
+
+    def _submit(self, call: _Call, opinion: _Opinion) -> int:
+        """Queue the call, unless an action for this very call is pending already: return its id."""
+        if call.call_id is not None:
+            for action in self._queue.pending_for_call(call.call_id):
+                if action.tool_name == call.name and same_arguments(action.args, call.arguments):
+                    return action.id
+        return self._queue.submit(
+            tool_call_id=call.call_id,
+            tool_name=call.name,
+            args=call.arguments,
+            auto_approvable=opinion.auto_approvable,
+            message=f'Calling "{call.name}" requires approval',
+        )
 
     def evaluate(self, tool_call: object) -> DecisionRecord:
         """A dry run: the record of what ``before_tool_call`` would decide, changing nothing.
@@ -359,6 +429,56 @@ class ApprovalPolicy:
     def lookup(self, action_id: int) -> Action | None:
         """The queued action with this id, or ``None`` (delegates to the queue)."""
         return self._queue.get(action_id)
+
+    # -- resolving -----------------------------------------------------------------------------------
+
+    def approve(self, action_id: int, *, scope: ResolutionScope = "once") -> Action | None:
+        """Approve a queued action for a person, and carry its scope; return it, or ``None``.
+
+        Resolves through the queue (``on_approve`` fires), then applies the scope: ``"session"`` grants the
+        tool in ``session_grants``; ``"project"`` calls ``on_project_grant``. Without those, the approval
+        counts for this call only. ``None`` when the id is unknown or no longer pending. Approving through
+        the queue directly records the scope and applies nothing.
+
+        Raises:
+            ValueError: an unknown scope (nothing approved).
+        """
+        approved = self._queue.approve(action_id, scope=scope)
+        if not approved:
+            return None
+        self._scopes.carry(approved[0])
+        return approved[0]
+
+    def reject(self, action_id: int, *, feedback: str | None = None) -> Action | None:
+        """Reject a queued action for a person; ``feedback`` reaches the model. ``None`` if not pending.
+
+        Raises:
+            TypeError: ``feedback`` is not a string or None (nothing rejected).
+        """
+        rejected = self._queue.reject(action_id, feedback=feedback)
+        return rejected[0] if rejected else None
+
+    def outcome(self, result: HookResult, *, on_project_grant: ProjectGrantHook | None = None) -> Outcome:
+        """What the host does with a call this policy decided: run it, refuse it, or wait.
+
+        ``proceed`` runs; ``block`` refuses with its reason; ``pending`` reads the queued action as it is
+        now: approved runs (its scope carried, once), rejected refuses with the person's feedback, pending
+        waits, and an action the queue no longer knows refuses (fail closed). Call it again with the same
+        result after a person answered. ``on_project_grant`` stands in for the policy's own hook.
+        """
+        if result["action"] == "proceed":
+            return _RUN
+        if result["action"] == "block":
+            return Outcome("refuse", result["reason"])
+        action = self._queue.get(result["action_id"])
+        if action is None:
+            return Outcome("refuse", result["reason"])
+        if action.is_approved:
+            self._scopes.carry(action, on_project_grant)
+            return Outcome("run", None, action)
+        if action.is_rejected:
+            return Outcome("refuse", rejection_text(action), action)
+        return Outcome("wait", result["reason"], action)
 
     def _decide(self, tool_call: object) -> tuple[_Call, _Opinion]:
         name, arguments, call_id = read_tool_call(tool_call)
@@ -377,21 +497,34 @@ class ApprovalPolicy:
         raise AssertionError("the default layer always has an opinion")  # pragma: no cover
 
     def _classify(self, name: str, arguments: object) -> tuple[Decision | None, RuleMatch | None]:
+        """The rules' decision (``classify``) and, when it agrees, the rule that explains it.
+
+        A rules object is trusted to explain its own classification only when it is one of this package's
+        (its explain is its classify); for any other, ``classify`` decides and ``explain`` only describes.
+        """
         rules = self._rules
         if rules is None:
             return None, None
-        explain = getattr(rules, "explain", None)
-        if explain is None:
-            return checked_decision(rules.classify(name, arguments), f"rules.classify({name!r})"), None
-        match: RuleMatch | None = explain(name, arguments)
-        if match is None:
-            return None, None
-        if isinstance(rules, PermissionRules | PermissionRuleSet):
-            return match.decision, match
-        return checked_match_decision(match.decision, f"rules.explain({name!r})"), match
+        if self._classify_shape == "self-explaining":
+            match: RuleMatch | None = self._explain(name, arguments)  # type: ignore[misc]  # not None here
+            return (None, None) if match is None else (match.decision, match)
+        described: RuleMatch | None = None
+        if self._explain is not None:
+            found = self._explain(name, arguments)
+            if found is not None:
+                if not isinstance(found, RuleMatch):
+                    raise TypeError(f"rules.explain({name!r}): expected a RuleMatch or None; got {found!r}")
+                # A broken explainer is refused outright, before anything is decided.
+                checked_match_decision(found.decision, f"rules.explain({name!r})")
+                described = found
+        decision = checked_decision(rules.classify(name, arguments), f"rules.classify({name!r})")
+        if described is not None and described.decision != decision:
+            described = None  # explain disagrees with classify: classify decides, nothing is described
+        return decision, described
 
-    def _requires_approval(self, name: str) -> bool:
-        return any(tool_pattern_matches(pattern, name) for pattern in self._require_patterns)
+    def requires_approval(self, name: str) -> bool:
+        """Whether ``require_approval`` names this tool (exactly, or after folding the name)."""
+        return self._require_patterns(name)
 
     def _may_submit(self, call: _Call, opinion: _Opinion) -> bool:
         """Whether a submission can happen: a person can answer, or the queue approves it by itself.
@@ -415,6 +548,29 @@ class ApprovalPolicy:
             auto_approvable=submitted and opinion.auto_approvable,
             ts=self._clock(),
         )
+
+
+_RUN: Final = Outcome("run")
+
+
+def _classify_shape(rules: object) -> Literal["none", "self-explaining", "checked"]:
+    """How the policy reads a rules object: not at all, through its own explain, or classify-then-describe."""
+    if rules is None:
+        return "none"
+    return "self-explaining" if _explains_itself(rules) else "checked"
+
+
+def _explains_itself(rules: object) -> bool:
+    """Whether ``rules.explain`` is, by construction, the reading ``rules.classify`` makes."""
+    if isinstance(rules, PermissionRules):
+        return True
+    if isinstance(rules, PermissionRuleSet):
+        # A rule set explains with its layers' explain and classifies with their classify: they agree only
+        # when every layer does.
+        return all(
+            layer is None or _explains_itself(layer) for layer in (rules.default_rules, rules.project_rules)
+        )
+    return False
 
 
 _OUTCOMES: Final[Mapping[_Verdict, HookAction]] = {
