@@ -12,7 +12,7 @@ from .policy._digest import args_digest
 from .policy._gate import Approval, Permissions
 from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
-from .policy._records import DecisionLayer, DecisionRecord, MatchedRule
+from .policy._records import DecisionRecord, MatchedRule
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
@@ -21,6 +21,7 @@ from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
 from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
 from .settings._policy_file import load_policy
+from .typing import DecisionLayer
 
 __all__ = [
     "ALL",

@@ -4,20 +4,28 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict
+
+if TYPE_CHECKING:
+    from ask_permissions.policy._outcome import Outcome
+    from ask_permissions.policy._records import DecisionRecord
+    from ask_permissions.queue._queue import Action, ApprovalQueue
 
 __all__ = [
     "ActionStatus",
+    "ApprovalLayer",
     "BlockResult",
     "Classifier",
     "Clock",
     "Decision",
+    "DecisionLayer",
     "GrantsLike",
     "HookAction",
     "HookResult",
     "Mode",
     "OutcomeVerdict",
     "PendingResult",
+    "PolicyLike",
     "ProceedResult",
     "ResolutionScope",
     "RuleSetLayer",
@@ -77,6 +85,26 @@ HookResult: TypeAlias = ProceedResult | BlockResult | PendingResult
 """Any of the three shapes a ``before_tool_call`` hook returns; ``result["action"]`` tells them apart."""
 
 
+ApprovalLayer: TypeAlias = Literal[
+    "deny_rule",
+    "always_ask",
+    "read_only",
+    "allow_rule",
+    "session_grant",
+    "project_grant",
+    "ask_rule",
+    "full_access",
+    "ask_before_changes",
+    "elevated_risk",
+    "approval_required",
+    "default",
+]
+"""The layers of an ``ApprovalPolicy``, in the order it consults them: the names its records report. The
+gem's fifth layer is two (session, then project grant); its eighth is three, in its code order."""
+
+DecisionLayer: TypeAlias = ApprovalLayer
+"""The layer that decided a call, as a ``DecisionRecord`` reports it."""
+
 Clock: TypeAlias = Callable[[], datetime]
 """A zero-argument callable returning an aware ``datetime``."""
 
@@ -104,3 +132,39 @@ class GrantsLike(Protocol):
     """A grants collaborator: answers whether a whole tool is granted."""
 
     def is_granted(self, tool_name: str) -> bool: ...
+
+
+class PolicyLike(Protocol):
+    """What the adapters, ``ask-permissions check`` and ``demo`` need of a policy: any policy of this
+    package, or a host's own with the same methods."""
+
+    @property
+    def queue(self) -> ApprovalQueue:
+        """The queue calls that wait for a person go into."""
+        ...
+
+    def before_tool_call(self, tool_call: object, context: object = None) -> HookResult:
+        """Decide one call (submitting it when a person must answer)."""
+        ...
+
+    def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
+        """Decide one call as a dry run, changing nothing."""
+        ...
+
+    def lookup(self, action_id: int) -> Action | None:
+        """The queued action with this id."""
+        ...
+
+    def approve(self, action_id: int, *, scope: ResolutionScope = "once") -> Action | None:
+        """Approve a queued action for a person, carrying its scope."""
+        ...
+
+    def reject(self, action_id: int, *, feedback: str | None = None) -> Action | None:
+        """Reject a queued action for a person."""
+        ...
+
+    def outcome(
+        self, result: HookResult, *, on_project_grant: Callable[[Action], object] | None = None
+    ) -> Outcome:
+        """What the host does with a decided call: run, refuse or wait."""
+        ...

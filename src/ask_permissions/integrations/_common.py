@@ -13,8 +13,8 @@ from ask_permissions._errors import preview
 from ask_permissions.policy._outcome import ProjectGrantHook
 
 if TYPE_CHECKING:
-    from ask_permissions import Action, ApprovalPolicy
-    from ask_permissions.typing import ResolutionScope
+    from ask_permissions import Action
+    from ask_permissions.typing import PolicyLike, ResolutionScope
 
 __all__ = [
     "SCOPES",
@@ -76,7 +76,7 @@ def permission_request(action: Action, reason: str, error: str | None = None) ->
     return request
 
 
-def resolve(policy: ApprovalPolicy, action_id: int, decision: object) -> None:
+def resolve(policy: PolicyLike, action_id: int, decision: object) -> None:
     """Resolve a queued action through the policy with a person's ``PermissionDecision``.
 
     An action already resolved stays as it is (the policy ignores ids that are not pending). The scope is
@@ -107,7 +107,7 @@ def resolve(policy: ApprovalPolicy, action_id: int, decision: object) -> None:
         )
 
 
-def require_policy(policy: object, adapter: str) -> ApprovalPolicy:
+def require_policy(policy: object, adapter: str) -> PolicyLike:
     """The policy an adapter was given, refused early when it is something else (its queue, say).
 
     Raises:

@@ -52,8 +52,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ask_permissions import ApprovalPolicy
-    from ask_permissions.typing import HookResult
+    from ask_permissions.typing import HookResult, PolicyLike
 
 __all__ = ["PermissionDecision", "PermissionMiddleware", "PermissionRequest"]
 
@@ -77,7 +76,7 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
     Thread-safe: the policy and queue are, and the middleware's note of the calls it paused has a lock.
     """
 
-    def __init__(self, policy: ApprovalPolicy, *, on_project_grant: ProjectGrantHook | None = None) -> None:
+    def __init__(self, policy: PolicyLike, *, on_project_grant: ProjectGrantHook | None = None) -> None:
         self._policy = require_policy(policy, "PermissionMiddleware")
         self._on_project_grant = require_hook(on_project_grant, "PermissionMiddleware")
         super().__init__()
@@ -87,7 +86,7 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self._paused: dict[str, int] = {}
 
     @property
-    def policy(self) -> ApprovalPolicy:
+    def policy(self) -> PolicyLike:
         """The policy consulted before each tool call."""
         return self._policy
 

@@ -52,8 +52,7 @@ from ask_permissions.policy._results import pending, pending_reason
 from ._common import PermissionRequest, ProjectGrantHook, permission_request, require_hook, require_policy
 
 if TYPE_CHECKING:
-    from ask_permissions import ApprovalPolicy
-    from ask_permissions.typing import HookResult
+    from ask_permissions.typing import HookResult, PolicyLike
 
 __all__ = ["PermissionRequest", "PermissionToolset", "deferred_tool_results", "permission_requests"]
 
@@ -77,7 +76,7 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
     Thread-safe as far as the policy and queue are; the toolset holds no state of its own.
     """
 
-    policy: ApprovalPolicy
+    policy: PolicyLike
     on_project_grant: ProjectGrantHook | None = None
 
     def __post_init__(self) -> None:
@@ -144,7 +143,7 @@ def permission_requests(requests: DeferredToolRequests) -> list[PermissionReques
     return found
 
 
-def deferred_tool_results(policy: ApprovalPolicy, requests: DeferredToolRequests) -> DeferredToolResults:
+def deferred_tool_results(policy: PolicyLike, requests: DeferredToolRequests) -> DeferredToolResults:
     """The ``DeferredToolResults`` for the calls a ``PermissionToolset`` deferred, from the queue's verdicts.
 
     An approved action's call is approved (it runs in the next run, and a ``"session"`` or ``"project"``

@@ -6,30 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, final
 
 from ask_permissions.rules._patterns import StoredArgumentPattern, ToolPattern, encode_pattern
 from ask_permissions.rules._rules import RuleMatch
-from ask_permissions.typing import Decision, HookAction, RuleSetLayer
+from ask_permissions.typing import Decision, DecisionLayer, HookAction, RuleSetLayer
 
-__all__ = ["DecisionLayer", "DecisionRecord", "MatchedRule"]
-
-DecisionLayer: TypeAlias = Literal[
-    "deny_rule",
-    "always_ask",
-    "read_only",
-    "allow_rule",
-    "session_grant",
-    "project_grant",
-    "ask_rule",
-    "full_access",
-    "ask_before_changes",
-    "elevated_risk",
-    "approval_required",
-    "default",
-]
-"""The policy layer that decided a call, in the order the policy consults them. The gem's eighth layer
-is three checks, in its code order: ``ask_before_changes``, ``elevated_risk``, ``approval_required``."""
+__all__ = ["DecisionRecord", "MatchedRule"]
 
 
 def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str, object]:
@@ -96,6 +79,8 @@ class DecisionRecord:
         action_id: the queued action's id, or ``None`` (always ``None`` in a dry run).
         auto_approvable: what was (or would be) submitted; ``False`` when nothing was.
         ts: when the decision was taken, from the policy's clock.
+        source: the settings source of the deciding rule, for policies that have sources (``None``
+            otherwise; ``to_dict`` then leaves the key out).
     """
 
     tool: str
@@ -107,10 +92,14 @@ class DecisionRecord:
     action_id: int | None
     auto_approvable: bool
     ts: datetime
+    source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict."""
-        return {
+        """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict.
+
+        Keys of fields that do not apply to the policy that decided (``source``) are left out.
+        """
+        data: dict[str, Any] = {
             "tool": self.tool,
             "args_digest": self.args_digest,
             "outcome": self.outcome,
@@ -121,3 +110,6 @@ class DecisionRecord:
             "auto_approvable": self.auto_approvable,
             "ts": self.ts.isoformat(),
         }
+        if self.source is not None:
+            data["source"] = self.source
+        return data

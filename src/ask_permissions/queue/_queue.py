@@ -412,7 +412,10 @@ class ApprovalQueue:
                     if _same_call_id(self._actions[action_id].tool_call_id, tool_call_id)
                 ]
             else:
-                ids = self._unresolved_by_call.get(key, [])
+                indexed = self._unresolved_by_call.get(key)
+                if not indexed:
+                    return []
+                ids = indexed
             return [self._actions[action_id] for action_id in ids if action_id not in self._applying]
 
     def __repr__(self) -> str:
@@ -835,6 +838,9 @@ def _evolve(
 
 def _call_key(tool_call_id: object) -> tuple[type, Hashable] | None:
     """An index key for a call id, by type and value; ``None`` for no id or an unhashable one."""
+    kind = type(tool_call_id)
+    if kind is str or kind is int:  # what frameworks send: no need to ask whether it hashes
+        return (kind, tool_call_id)
     if tool_call_id is None:
         return None
     try:
