@@ -8,6 +8,7 @@ from ._errors import InvalidSnapshotError, PermissionsError
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
+from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
 from .policy._digest import args_digest
 from .policy._gate import Approval, Permissions
 from .policy._outcome import Outcome
@@ -31,6 +32,7 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalQueue",
     "BlockResult",
+    "Check",
     "DecisionLayer",
     "DecisionRecord",
     "HookResult",
@@ -38,6 +40,7 @@ __all__ = [
     "MatchedRule",
     "Outcome",
     "PendingResult",
+    "PermissionCheck",
     "PermissionRuleSet",
     "PermissionRules",
     "Permissions",
@@ -50,6 +53,9 @@ __all__ = [
     "ToolCall",
     "ToolMetadata",
     "__version__",
+    "allow_all",
     "args_digest",
+    "check",
+    "deny_all",
     "load_policy",
 ]

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, Protocol, TypeAlias, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, Required, TypeAlias, TypedDict
 
 if TYPE_CHECKING:
     from ask_permissions.policy._outcome import Outcome
@@ -13,6 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ActionStatus",
+    "Answer",
     "ApprovalLayer",
     "BlockResult",
     "Classifier",
@@ -25,9 +26,13 @@ __all__ = [
     "Mode",
     "OutcomeVerdict",
     "PendingResult",
+    "PermissionDecision",
+    "PermissionRequest",
     "PolicyLike",
     "ProceedResult",
+    "RecordVerdict",
     "ResolutionScope",
+    "Resolver",
     "RuleSetLayer",
     "ToolCallLike",
 ]
@@ -50,6 +55,22 @@ OutcomeVerdict: TypeAlias = Literal["run", "refuse", "wait"]
 """What a host does with a decided call: ``"run"`` the tool, ``"refuse"`` it (the model reads the reason), or
 ``"wait"`` for a person."""
 
+RecordVerdict: TypeAlias = Literal[
+    "allow",
+    "allow_modified",
+    "deny",
+    "ask",
+    "ask_allowed",
+    "ask_denied",
+    "ask_unresolved",
+    "ask_expired",
+    "cancelled",
+]
+"""A decision record's verdict, in seed 001's vocabulary: ``allow`` / ``allow_modified`` (run, with replaced
+arguments) / ``deny``; ``ask`` before a person answers, then ``ask_allowed`` or ``ask_denied``;
+``ask_unresolved`` when nobody could answer (no resolver, or an unattended session), ``ask_expired`` past the
+ask's deadline, ``cancelled`` when the caller gave up waiting."""
+
 ResolutionScope: TypeAlias = Literal["once", "session", "project"]
 """How far a person's approval reaches: this call only, the session, or the project."""
 
@@ -58,9 +79,14 @@ RuleSetLayer: TypeAlias = Literal["default", "project"]
 
 
 class ProceedResult(TypedDict):
-    """The tool call may run: ``{"action": "proceed"}``."""
+    """The tool call may run: ``{"action": "proceed"}``.
+
+    ``arguments`` appears only when a check, hook or layer replaced the model's arguments: run the tool
+    with these instead.
+    """
 
     action: Literal["proceed"]
+    arguments: NotRequired[Any]
 
 
 class BlockResult(TypedDict):
@@ -73,12 +99,16 @@ class BlockResult(TypedDict):
 class PendingResult(TypedDict):
     """The tool call waits for a person: ``{"action": "pending", "action_id": 1, "reason": "..."}``.
 
-    ``action_id`` is the approval queue's id of the submitted action.
+    ``action_id`` is the approval queue's id of the submitted action. ``arguments`` appears only when the
+    queued call's arguments replaced the model's (what a person approves is what runs); ``suggestions`` only
+    from policies that can offer rules a person could accept instead of a one-off yes.
     """
 
     action: Literal["pending"]
     action_id: int
     reason: str
+    arguments: NotRequired[Any]
+    suggestions: NotRequired[list[str]]
 
 
 HookResult: TypeAlias = ProceedResult | BlockResult | PendingResult
@@ -86,9 +116,11 @@ HookResult: TypeAlias = ProceedResult | BlockResult | PendingResult
 
 
 ApprovalLayer: TypeAlias = Literal[
+    "hook",
     "deny_rule",
     "always_ask",
     "read_only",
+    "check",
     "allow_rule",
     "session_grant",
     "project_grant",
@@ -100,10 +132,41 @@ ApprovalLayer: TypeAlias = Literal[
     "default",
 ]
 """The layers of an ``ApprovalPolicy``, in the order it consults them: the names its records report. The
-gem's fifth layer is two (session, then project grant); its eighth is three, in its code order."""
+gem's nine are here with hooks before them and the host's checks after the name-only guards; its fifth layer
+is two (session, then project grant), its eighth three, in its code order."""
 
-DecisionLayer: TypeAlias = ApprovalLayer
-"""The layer that decided a call, as a ``DecisionRecord`` reports it."""
+DecisionLayer: TypeAlias = ApprovalLayer | Literal["resolution"]
+"""The layer that decided a call, as a ``DecisionRecord`` reports it (``"resolution"``: a record of how an
+ask ended, when the record of the ask itself is no longer known)."""
+
+
+class PermissionRequest(TypedDict):
+    """What a person is asked to decide: the queued action, the call it stands for and why it waits.
+
+    ``error`` is there only when the person's previous answer could not be read; it says what was wrong.
+    JSON-safe as long as the tool's arguments are.
+    """
+
+    action_id: int
+    tool_call_id: str | None
+    tool: str
+    args: Any
+    reason: str
+    error: NotRequired[str]
+
+
+class PermissionDecision(TypedDict, total=False):
+    """A person's answer to a ``PermissionRequest``.
+
+    ``{"decision": "approve"}`` (optionally with ``"scope": "once" | "session" | "project"``),
+    ``{"decision": "reject"}`` (optionally with ``"feedback": "..."``, which reaches the model), or
+    ``{"decision": "queue"}``: the person decided through the policy or the queue itself; use its verdict.
+    """
+
+    decision: Required[Literal["approve", "reject", "queue"]]
+    scope: ResolutionScope
+    feedback: str | None
+
 
 Clock: TypeAlias = Callable[[], datetime]
 """A zero-argument callable returning an aware ``datetime``."""
@@ -168,3 +231,12 @@ class PolicyLike(Protocol):
     ) -> Outcome:
         """What the host does with a decided call: run, refuse or wait."""
         ...
+
+
+Answer: TypeAlias = "bool | Mapping[str, object]"
+"""A resolver's answer: ``True`` or ``False``, or a ``PermissionDecision`` (approve with a scope, reject with
+feedback)."""
+
+Resolver: TypeAlias = "Callable[[PermissionRequest], Answer | Awaitable[Answer]]"
+"""Answers an ask for ``policy.decide`` / ``adecide``: given the pending request, returns or awaits an
+``Answer``."""

@@ -6,15 +6,15 @@ common to the frameworks' ways of asking a person.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, NotRequired, Required, TypedDict
+from typing import TYPE_CHECKING, Final
 
 from ask_permissions._errors import preview
 from ask_permissions.policy._outcome import ProjectGrantHook
+from ask_permissions.policy._resolution import SCOPES, permission_request, read_answer
+from ask_permissions.typing import PermissionDecision, PermissionRequest
 
 if TYPE_CHECKING:
-    from ask_permissions import Action
-    from ask_permissions.typing import PolicyLike, ResolutionScope
+    from ask_permissions.typing import PolicyLike
 
 __all__ = [
     "SCOPES",
@@ -27,53 +27,8 @@ __all__ = [
     "resolve",
 ]
 
-SCOPES: Final = ("once", "session", "project")
-
 # What an adapter calls on the policy it is given.
 _POLICY_METHODS: Final = ("before_tool_call", "outcome", "lookup", "approve", "reject")
-
-
-class PermissionRequest(TypedDict):
-    """What a person is asked to decide: the queued action, the call it stands for and why it waits.
-
-    ``error`` is there only when the person's previous answer could not be read; it says what was wrong.
-    JSON-safe as long as the tool's arguments are.
-    """
-
-    action_id: int
-    tool_call_id: str | None
-    tool: str
-    args: Any
-    reason: str
-    error: NotRequired[str]
-
-
-class PermissionDecision(TypedDict, total=False):
-    """A person's answer to a ``PermissionRequest``.
-
-    ``{"decision": "approve"}`` (optionally with ``"scope": "once" | "session" | "project"``),
-    ``{"decision": "reject"}`` (optionally with ``"feedback": "..."``, which reaches the model), or
-    ``{"decision": "queue"}``: the person decided through the policy or the queue itself; use its verdict.
-    """
-
-    decision: Required[Literal["approve", "reject", "queue"]]
-    scope: ResolutionScope
-    feedback: str | None
-
-
-def permission_request(action: Action, reason: str, error: str | None = None) -> PermissionRequest:
-    """The request shown to a person for a queued action (with ``error`` when an answer was unreadable)."""
-    tool_call_id = action.tool_call_id
-    request: PermissionRequest = {
-        "action_id": action.id,
-        "tool_call_id": None if tool_call_id is None else str(tool_call_id),
-        "tool": action.tool_name,
-        "args": action.args,
-        "reason": reason,
-    }
-    if error is not None:
-        request["error"] = error
-    return request
 
 
 def resolve(policy: PolicyLike, action_id: int, decision: object) -> None:
@@ -83,28 +38,14 @@ def resolve(policy: PolicyLike, action_id: int, decision: object) -> None:
     carried by the policy; an adapter's own project hook is applied when it reads the outcome next.
 
     Raises:
-        TypeError: the decision is not a mapping.
+        TypeError: the decision is not a mapping (or a bool).
         ValueError: the decision, scope or feedback is not one of the accepted values (nothing resolved).
     """
-    if not isinstance(decision, Mapping):
-        raise TypeError(f"decision: expected a PermissionDecision mapping; got {preview(decision)}")
-    verdict = decision.get("decision")
-    if verdict == "queue":
-        return
+    verdict, detail = read_answer(decision)
     if verdict == "approve":
-        scope = decision.get("scope", "once")
-        if scope not in SCOPES:
-            raise ValueError(f"decision.scope: expected 'once', 'session' or 'project'; got {preview(scope)}")
-        policy.approve(action_id, scope=scope)
+        policy.approve(action_id, scope=detail)  # type: ignore[arg-type]  # a scope, by read_answer
     elif verdict == "reject":
-        feedback = decision.get("feedback")
-        if feedback is not None and not isinstance(feedback, str):
-            raise ValueError(f"decision.feedback: expected a string or None; got {preview(feedback)}")
-        policy.reject(action_id, feedback=feedback)
-    else:
-        raise ValueError(
-            f"decision.decision: expected 'approve', 'reject' or 'queue'; got {preview(verdict)}"
-        )
+        policy.reject(action_id, feedback=detail)
 
 
 def require_policy(policy: object, adapter: str) -> PolicyLike:

@@ -7,18 +7,22 @@ order: ``ask_before_changes``, ``elevated_risk``, ``approval_required``).
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
 from ask_permissions._errors import preview
 from ask_permissions._names import fold_tool_name
+from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import RuleMatch
 from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, Mode
 
+from ._checks import Check, read_checks, run_checks
 from ._engine import UNATTENDED, Engine, Layer, Opinion, Table, Texts
+from ._hooks import Hooks, read_hooks
 from ._outcome import ProjectGrantHook
 from ._records import DecisionRecord, MatchedRule
 from ._rules_reader import Reading, rules_reader
@@ -39,6 +43,9 @@ class _State:
     """What the layers read of the policy: fixed when it is built."""
 
     __slots__ = (
+        "checks",
+        "cwd",
+        "hooks",
         "interactive",
         "mode",
         "project_grants",
@@ -60,7 +67,13 @@ class _State:
         project_grants: GrantsLike | None,
         queue: ApprovalQueue,
         interactive: bool,
+        checks: tuple[Check, ...],
+        hooks: Hooks,
+        cwd: str,
     ) -> None:
+        self.checks = checks
+        self.hooks = hooks
+        self.cwd = cwd
         self.rules = rules
         self.requires_approval = requires_approval
         self.tools = tools
@@ -109,6 +122,17 @@ _ASK_AUTO_APPROVABLE: Final = Opinion("ask", auto_approvable=True)
 _PROCEED: Final = Opinion("proceed")
 
 
+def _hook(call: _Call) -> Opinion | None:
+    """0. PreToolUse hooks see the call first: a deny blocks; an allow, ask or rewrite must still pass the
+    guards (deny and ask rules, always_ask, read_only)."""
+    hooks = call.state.hooks
+    if not hooks:
+        return None
+    return hooks.decide(
+        ToolCall(call.name, call.arguments, call.call_id), cwd=call.state.cwd, mode=call.state.mode
+    )
+
+
 def _deny_rule(call: _Call) -> Opinion | None:
     """1. An explicit deny rule always blocks; no grant bypasses it."""
     return _BLOCK if call.decision == "deny" else None
@@ -122,6 +146,13 @@ def _always_ask(call: _Call) -> Opinion | None:
 def _read_only(call: _Call) -> Opinion | None:
     """3. read_only mode blocks every tool whose side-effect scope is not "none"; no grant bypasses it."""
     return _BLOCK if call.state.mode == "read_only" and call.tool.has_side_effects else None
+
+
+def _check(call: _Call) -> Opinion | None:
+    """3b. The host's check functions: deny beats ask beats modify beats allow; all but a deny must still
+    pass the guards."""
+    checks = call.state.checks
+    return run_checks(checks, ToolCall(call.name, call.arguments, call.call_id)) if checks else None
 
 
 def _allow_rule(call: _Call) -> Opinion | None:
@@ -180,9 +211,11 @@ def _default(call: _Call) -> Opinion | None:
 
 _TABLE: Final[Table[_Call]] = Table(
     (
+        Layer("hook", _hook),
         Layer("deny_rule", _deny_rule, guard=True),
         Layer("always_ask", _always_ask, guard=True),
         Layer("read_only", _read_only, guard=True),
+        Layer("check", _check),
         Layer("allow_rule", _allow_rule),
         Layer("session_grant", _session_grant),
         Layer("project_grant", _project_grant),
@@ -201,8 +234,9 @@ _TABLE: Final[Table[_Call]] = Table(
         }
     ),
 )
-"""The gem's layers, in order: the first with an opinion decides; then the unattended rewrite; then the
-fixed texts (every ask reads ``Tool '<name>' requires approval``)."""
+"""The gem's layers, in order, with the hooks before them and the host's checks after the guards that only
+read the tool's name: the first with an opinion decides; then the unattended rewrite; then the fixed texts
+(every ask reads ``Tool '<name>' requires approval``)."""
 
 APPROVAL_LAYERS: Final = _TABLE.names
 """The names an ``ApprovalPolicy``'s decision records report, in the order the layers are consulted."""
@@ -278,6 +312,9 @@ class ApprovalPolicy(Engine[_Call]):
             blocked instead (a call the queue approves by itself is still submitted).
         on_project_grant: called with an action a person approved with scope ``"project"`` (through
             ``approve``), so the host can record the grant in its own project store.
+        checks: check functions (``check(fn)``, ``deny_all()``, ...) consulted after the deny rule,
+            always_ask and read_only layers.
+        hooks: PreToolUse hooks (command hooks, or functions of the call), consulted first.
 
     Raises:
         ValueError: an unknown mode.
@@ -310,6 +347,8 @@ class ApprovalPolicy(Engine[_Call]):
         on_decision: Callable[[DecisionRecord], object] | None = None,
         interactive: bool = True,
         on_project_grant: ProjectGrantHook | None = None,
+        checks: Iterable[object] | None = None,
+        hooks: object = None,
     ) -> None:
         if mode is not None and mode not in MODES:
             raise ValueError(f"Unknown permission mode: {preview(mode)}")
@@ -318,8 +357,11 @@ class ApprovalPolicy(Engine[_Call]):
             rules = PermissionRuleSet(default_rules=rules, project_rules=project_rules)
         session_grants = _require(session_grants, "is_granted", "session_grants")
         project_grants = _require(project_grants, "is_granted", "project_grants")
+        read_hook_list = read_hooks(hooks)
+        read_check_list = read_checks(checks)
+        unused = [name for name, used in (("hook", read_hook_list), ("check", read_check_list)) if not used]
         super().__init__(
-            table=_TABLE,
+            table=_TABLE.without(*unused),
             queue=queue,
             clock=clock,
             on_decision=on_decision,
@@ -343,6 +385,9 @@ class ApprovalPolicy(Engine[_Call]):
             project_grants=project_grants,
             queue=queue,
             interactive=interactive,
+            checks=read_check_list,
+            hooks=read_hook_list,
+            cwd=os.getcwd(),
         )
 
     # -- readers -------------------------------------------------------------------------------------

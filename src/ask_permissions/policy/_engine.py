@@ -15,6 +15,9 @@ past a deny rule.
 
 from __future__ import annotations
 
+import asyncio
+import threading
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import (
@@ -33,12 +36,25 @@ from typing import (
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import read_tool_call
-from ask_permissions.typing import Clock, HookAction, HookResult, ResolutionScope
+from ask_permissions.typing import (
+    BlockResult,
+    Clock,
+    HookAction,
+    HookResult,
+    PendingResult,
+    PermissionRequest,
+    ProceedResult,
+    RecordVerdict,
+    ResolutionScope,
+)
 
 from ._arguments import same_arguments
 from ._digest import args_digest
 from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, rejection_text
 from ._records import DecisionRecord, MatchedRule
+from ._resolution import permission_request, read_answer
+from ._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK, Resolver, ask_async, ask_sync, unresolved_reason
+from ._results import pending_reason
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action, ApprovalQueue
@@ -84,6 +100,8 @@ class Opinion:
         rule: the rule this layer decided by, when not the rules' own match (``None``: the facts' match).
         source: where that rule came from (a settings source), when the policy knows.
         rule_id: the id of the check function that answered, for the record.
+        unresolved: a block that stands for an ask nobody could answer (the record's verdict is
+            ``ask_unresolved``).
 
     Compared by identity: the engine keeps the settled form of the opinions a table's layers return again
     and again (module constants), so the hot path builds nothing for them.
@@ -97,6 +115,7 @@ class Opinion:
     rule: MatchedRule | None = None
     source: str | None = None
     rule_id: str | None = None
+    unresolved: bool = False
 
 
 class Facts(Protocol):
@@ -223,7 +242,7 @@ class Table(Generic[F]):
     """A policy's steps, checked once: deciding layers first (the last always has an opinion), then
     rewrites, then the fixed texts."""
 
-    __slots__ = ("_deciders", "guards", "layers", "names", "rewrites", "texts")
+    __slots__ = ("_deciders", "_rewrite_steps", "guards", "layers", "names", "rewrites", "texts")
 
     _SETTLED_PER_LAYER: Final = 64  # the constants a layer returns; opinions made per call are not kept
 
@@ -237,6 +256,7 @@ class Table(Generic[F]):
             raise ValueError(f"layer names must be unique: {names}")
         self.layers: Final = layers
         self.guards: Final = tuple(layer for layer in layers if layer.guard)
+        self._rewrite_steps: Final = rewrites
         self.rewrites: Final = tuple((rewrite.verdicts, rewrite.rewrite) for rewrite in rewrites)
         self.texts: Final = texts
         self.names: Final = tuple(names)
@@ -244,6 +264,22 @@ class Table(Generic[F]):
         self._deciders: Final[
             tuple[tuple[Callable[[F], Opinion | None], Layer[F], dict[Opinion, Decided]], ...]
         ] = tuple((layer.decide, layer, {}) for layer in layers)
+
+    def without(self, *names: str) -> Table[F]:
+        """This table with the named layers left out — those a policy's configuration can never trigger
+        (no hooks, no checks), so calls do not pay for them. ``names`` still lists the whole table.
+
+        Raises:
+            ValueError: a name that is not a layer of the table.
+        """
+        unknown = set(names) - set(self.names)
+        if unknown:
+            raise ValueError(f"no such layers: {sorted(unknown)}")
+        steps: list[Layer[F] | Rewrite[F]] = [layer for layer in self.layers if layer.name not in names]
+        steps.extend(self._rewrite_steps)
+        pruned: Table[F] = Table(steps, self.texts)
+        pruned.names = self.names  # type: ignore[misc]  # what records may report is the whole table
+        return pruned
 
     def decide(self, facts: F) -> tuple[F, Decided]:
         """Run the layers, then the rewrites, then the texts; return the facts decided on and the decision."""
@@ -309,9 +345,14 @@ def unattended(facts: Facts, decided: Decided) -> Decided:
         return decided
     if opinion.auto_approvable and facts.queue_approves():
         return decided
-    reason = UNATTENDED_TEXT.format(tool=facts.name)
-    blocked = Opinion("block", reason, rule=opinion.rule, source=opinion.source, rule_id=opinion.rule_id)
-    return decided._replace(opinion=blocked)
+    return decided._replace(opinion=unanswerable(opinion, UNATTENDED_TEXT.format(tool=facts.name)))
+
+
+def unanswerable(opinion: Opinion, reason: str) -> Opinion:
+    """An ask that nobody can answer, as the block it becomes (keeping what the record says of it)."""
+    return Opinion(
+        "block", reason, rule=opinion.rule, source=opinion.source, rule_id=opinion.rule_id, unresolved=True
+    )
 
 
 UNATTENDED: Final[Rewrite[Facts]] = Rewrite("unattended", unattended, frozenset({"ask"}))
@@ -329,7 +370,7 @@ class Engine(Generic[F]):
     queue, rules and grants.
     """
 
-    __slots__ = ("_clock", "_interactive", "_on_decision", "_queue", "_scopes", "_table")
+    __slots__ = ("_asked", "_clock", "_interactive", "_on_decision", "_queue", "_scopes", "_table")
 
     def __init__(
         self,
@@ -358,6 +399,8 @@ class Engine(Generic[F]):
         self._on_decision: Final = on_decision
         self._interactive: Final = interactive
         self._scopes: Final = ScopeCarrier(session_grants, on_project_grant)
+        # The records of the asks this policy queued, so their resolutions can name the same layer and rule.
+        self._asked: Final = _AskedRecords()
 
     # -- for subclasses ------------------------------------------------------------------------------
 
@@ -416,19 +459,30 @@ class Engine(Generic[F]):
         """
         name, arguments, call_id = read_tool_call(tool_call)
         facts, decided = self._table.decide(self._facts(name, arguments, call_id, context))
+        return self._settle(facts, decided, arguments)
+
+    def _settle(self, facts: F, decided: Decided, original: object) -> HookResult:
+        """Carry a decision out: submit an ask, build the result, tell the observer."""
         verdict = decided.opinion.verdict
         action_id: int | None = None
         result: HookResult
         if verdict == "proceed":
             result = {"action": "proceed"}
+            if decided.arguments is not UNCHANGED:
+                result["arguments"] = facts.arguments
         elif verdict == "block":
             result = {"action": "block", "reason": decided.reason or ""}
         else:
             action_id = self._submit(facts, decided)
             result = {"action": "pending", "action_id": action_id, "reason": decided.reason or ""}
+            if decided.arguments is not UNCHANGED:
+                result["arguments"] = facts.arguments
         if self._on_decision is not None:
+            record = self._record(facts, decided, action_id, original)
+            if action_id is not None:
+                self._asked.remember(action_id, record)
             try:
-                self._on_decision(self._record(facts, decided, action_id))
+                self._on_decision(record)
             except BaseException as error:
                 if action_id is not None:
                     error.add_note(
@@ -438,6 +492,152 @@ class Engine(Generic[F]):
                 raise
         return result
 
+    # -- deciding with a resolver --------------------------------------------------------------------
+
+    def decide(
+        self,
+        tool_call: object,
+        *,
+        resolver: Resolver | None = None,
+        timeout: float | None = None,
+        context: object = None,
+    ) -> ProceedResult | BlockResult:
+        """Decide a call to the end: on an ask, the resolver answers it (seed 001's ask resolver).
+
+        The pipeline decides as ``before_tool_call`` does. An ask is queued and the resolver is called with
+        the pending request; its answer (``True``/``False``, or a ``PermissionDecision`` with a scope or
+        feedback) resolves the queued action through the policy, and the result is the final proceed or
+        block. Without a resolver an ask blocks with ``permission required: <reason>`` and queues nothing
+        (unless the queue approves it by itself). Past ``timeout`` seconds the action is rejected as
+        ``"expired"`` and the call blocked; a late answer is ignored.
+
+        Raises:
+            TypeError: an async resolver (use ``adecide``), or an answer that is not one.
+            ValueError: an answer with an unknown decision, scope or feedback.
+            Whatever the resolver raises. In each case the queued action is rejected first, so nothing is
+            left waiting for an answer that will not come.
+        """
+        _check_timeout(timeout)
+        ask = self._ask_first(tool_call, context, resolver)
+        if not isinstance(ask, _Asking):
+            return ask
+        if resolver is None:
+            return self._unanswered(ask)
+        try:
+            answer = ask_sync(resolver, ask.request, timeout)
+        except TimeoutError:
+            return self._expired(ask)
+        except BaseException:
+            self._reject_as(ask.action_id, "the resolver failed", "ask_denied")
+            raise
+        return self._answered(ask, answer)
+
+    async def adecide(
+        self,
+        tool_call: object,
+        *,
+        resolver: Resolver | None = None,
+        timeout: float | None = None,
+        context: object = None,
+    ) -> ProceedResult | BlockResult:
+        """``decide`` for asyncio: the resolver may be sync (run in a worker thread) or async.
+
+        Cancelling the awaiting task rejects the action with "cancelled while awaiting approval" and
+        re-raises the cancellation. A cancel always wins: even when an approval lands at the same moment,
+        the cancelled call never returns a proceed, so the tool never runs.
+        """
+        _check_timeout(timeout)
+        ask = self._ask_first(tool_call, context, resolver)
+        if not isinstance(ask, _Asking):
+            return ask
+        if resolver is None:
+            return self._unanswered(ask)
+        try:
+            answer = await ask_async(resolver, ask.request, timeout)
+        except TimeoutError:
+            return self._expired(ask)
+        except asyncio.CancelledError:
+            self._reject_as(ask.action_id, CANCELLED_FEEDBACK, "cancelled", always_record=True)
+            raise
+        except BaseException:
+            self._reject_as(ask.action_id, "the resolver failed", "ask_denied")
+            raise
+        try:
+            return self._answered(ask, answer)
+        finally:
+            # A cancel that arrived while the answer was applied still wins over it.
+            task = asyncio.current_task()
+            if task is not None and task.cancelling():
+                self._cancelled_late(ask)
+
+    def _ask_first(
+        self, tool_call: object, context: object, resolver: Resolver | None
+    ) -> ProceedResult | BlockResult | _Asking:
+        """Decide; a proceed or block is final, an ask is queued (or, with no one to answer, refused)."""
+        name, arguments, call_id = read_tool_call(tool_call)
+        facts, decided = self._table.decide(self._facts(name, arguments, call_id, context))
+        opinion = decided.opinion
+        if (
+            opinion.verdict == "ask"
+            and resolver is None
+            and not (decided.auto_approvable and facts.queue_approves())
+        ):
+            # Headless (seed 001): nobody can answer, so nothing is queued for nobody.
+            reason = unresolved_reason(decided.reason or pending_reason(facts.name))
+            refused = decided._replace(opinion=unanswerable(opinion, reason), reason=reason)
+            return self._settle(facts, refused, arguments)  # type: ignore[return-value]  # a block
+        result = self._settle(facts, decided, arguments)
+        if result["action"] != "pending":
+            return result
+        action = self._queue.get(result["action_id"])
+        if action is None:
+            return {"action": "block", "reason": result["reason"]}  # the queue lost it: fail closed
+        return _Asking(result, permission_request(action, result["reason"]))
+
+    def _unanswered(self, ask: _Asking) -> ProceedResult | BlockResult:
+        """No resolver, but the call was queued as auto-approvable: the queue's own verdict, or unresolved."""
+        final = self._final(ask)
+        if final is not None:
+            return final
+        self._reject_as(ask.action_id, "no one could answer", "ask_unresolved")
+        return {"action": "block", "reason": unresolved_reason(ask.result["reason"])}
+
+    def _expired(self, ask: _Asking) -> ProceedResult | BlockResult:
+        self._reject_as(ask.action_id, EXPIRED_FEEDBACK, "ask_expired")
+        return self._final(ask) or {"action": "block", "reason": ask.result["reason"]}
+
+    def _answered(self, ask: _Asking, answer: object) -> ProceedResult | BlockResult:
+        try:
+            verdict, detail = read_answer(answer)
+        except (TypeError, ValueError):
+            self._reject_as(ask.action_id, "the resolver's answer could not be read", "ask_denied")
+            raise
+        if verdict == "approve":
+            self.approve(ask.action_id, scope=detail)  # type: ignore[arg-type]  # a scope, by read_answer
+        elif verdict == "reject":
+            self.reject(ask.action_id, feedback=detail)
+        final = self._final(ask)
+        if final is not None:
+            return final
+        # "queue", but nobody has decided through the queue: nobody will.
+        self._reject_as(ask.action_id, "no one could answer", "ask_unresolved")
+        return {"action": "block", "reason": unresolved_reason(ask.result["reason"])}
+
+    def _final(self, ask: _Asking) -> ProceedResult | BlockResult | None:
+        """The asked call's result now, or ``None`` while its action is still pending."""
+        outcome = self.outcome(ask.result)
+        if outcome.verdict == "run":
+            if outcome.modified:
+                return {"action": "proceed", "arguments": outcome.arguments}
+            return {"action": "proceed"}
+        if outcome.verdict == "refuse":
+            return {"action": "block", "reason": outcome.reason or ask.result["reason"]}
+        return None
+
+    def _cancelled_late(self, ask: _Asking) -> None:
+        """A cancel landed while an answer was applied: record it; the caller's cancellation wins."""
+        self._reject_as(ask.action_id, CANCELLED_FEEDBACK, "cancelled", always_record=True)
+
     def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
         """A dry run: the record of what ``before_tool_call`` would decide, changing nothing.
 
@@ -446,7 +646,7 @@ class Engine(Generic[F]):
         """
         name, arguments, call_id = read_tool_call(tool_call)
         facts, decided = self._table.decide(self._facts(name, arguments, call_id, context))
-        return self._record(facts, decided, None)
+        return self._record(facts, decided, None, arguments)
 
     def lookup(self, action_id: int) -> Action | None:
         """The queued action with this id, or ``None`` (delegates to the queue)."""
@@ -467,11 +667,12 @@ class Engine(Generic[F]):
             message=f'Calling "{facts.name}" requires approval',
         )
 
-    def _record(self, facts: F, decided: Decided, action_id: int | None) -> DecisionRecord:
+    def _record(self, facts: F, decided: Decided, action_id: int | None, original: object) -> DecisionRecord:
+        """The record of a decision; its digest is of the model's own arguments, whatever ran instead."""
         opinion = decided.opinion
         return DecisionRecord(
             tool=facts.name,
-            args_digest=args_digest(facts.arguments),
+            args_digest=args_digest(original),
             outcome=_OUTCOME[opinion.verdict],
             layer=decided.layer,  # type: ignore[arg-type]  # the table's names are the record's layers
             rule=facts.match if opinion.rule is None else opinion.rule,
@@ -480,6 +681,9 @@ class Engine(Generic[F]):
             auto_approvable=decided.auto_approvable,
             ts=self._clock(),
             source=opinion.source,
+            verdict="ask_unresolved" if opinion.unresolved else None,
+            modified=decided.arguments is not UNCHANGED and opinion.verdict == "proceed",
+            rule_id=opinion.rule_id,
         )
 
     # -- resolving -----------------------------------------------------------------------------------
@@ -499,6 +703,7 @@ class Engine(Generic[F]):
         if not approved:
             return None
         self._carry(approved[0], None)
+        self._resolved(approved[0], "ask_allowed")
         return approved[0]
 
     def reject(self, action_id: int, *, feedback: str | None = None) -> Action | None:
@@ -507,8 +712,46 @@ class Engine(Generic[F]):
         Raises:
             TypeError: ``feedback`` is not a string or None (nothing rejected).
         """
+        return self._reject_as(action_id, feedback, "ask_denied")
+
+    def _reject_as(
+        self, action_id: int, feedback: str | None, verdict: RecordVerdict, *, always_record: bool = False
+    ) -> Action | None:
+        """Reject an action, recording the resolution with this verdict (also, when asked, if another
+        resolution got there first: a cancel is recorded whatever else happened)."""
         rejected = self._queue.reject(action_id, feedback=feedback)
-        return rejected[0] if rejected else None
+        if rejected:
+            self._resolved(rejected[0], verdict)
+            return rejected[0]
+        if always_record:
+            action = self._queue.get(action_id)
+            if action is not None:
+                self._resolved(action, verdict)
+        return None
+
+    def _resolved(self, action: Action, verdict: RecordVerdict) -> None:
+        """Tell the observer how an ask ended: one more record, with the same action id."""
+        if self._on_decision is None:
+            return
+        asked = self._asked.recall(action.id)
+        proceeds = verdict == "ask_allowed"
+        self._on_decision(
+            DecisionRecord(
+                tool=action.tool_name,
+                args_digest=args_digest(action.args) if asked is None else asked.args_digest,
+                outcome="proceed" if proceeds else "block",
+                layer="resolution" if asked is None else asked.layer,
+                rule=None if asked is None else asked.rule,
+                reason=None if proceeds else rejection_text(action),
+                action_id=action.id,
+                auto_approvable=False,
+                ts=self._clock(),
+                source=None if asked is None else asked.source,
+                verdict=verdict,
+                modified=False if asked is None else asked.modified,
+                rule_id=None if asked is None else asked.rule_id,
+            )
+        )
 
     def outcome(self, result: HookResult, *, on_project_grant: ProjectGrantHook | None = None) -> Outcome:
         """What the host does with a call this policy decided: run it, refuse it, or wait.
@@ -519,6 +762,8 @@ class Engine(Generic[F]):
         result after a person answered. ``on_project_grant`` stands in for the policy's own hook.
         """
         if result["action"] == "proceed":
+            if "arguments" in result:
+                return Outcome("run", modified=True, arguments=result["arguments"])
             return _RUN
         if result["action"] == "block":
             return Outcome("refuse", result["reason"])
@@ -527,6 +772,9 @@ class Engine(Generic[F]):
             return Outcome("refuse", result["reason"])
         if action.is_approved:
             self._carry(action, on_project_grant)
+            if "arguments" in result:
+                # What the person approved is what runs: the queued call's own arguments.
+                return Outcome("run", None, action, modified=True, arguments=action.args)
             return Outcome("run", None, action)
         if action.is_rejected:
             return Outcome("refuse", rejection_text(action), action)
@@ -538,3 +786,51 @@ class Engine(Generic[F]):
 
 
 _RUN: Final = Outcome("run")
+
+
+@final
+class _Asking(NamedTuple):
+    """A call queued for an answer: its pending result, and the request the resolver answers."""
+
+    result: PendingResult
+    request: PermissionRequest
+
+    @property
+    def action_id(self) -> int:
+        return self.result["action_id"]
+
+
+# Enough for every ask a host can still be resolving; older ones resolve with a record that names no layer.
+_ASKED_MEMORY: Final = 4096
+
+
+@final
+class _AskedRecords:
+    """The records of recent asks, by action id (thread-safe: a private lock)."""
+
+    __slots__ = ("_lock", "_records")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: OrderedDict[int, DecisionRecord] = OrderedDict()
+
+    def remember(self, action_id: int, record: DecisionRecord) -> None:
+        with self._lock:
+            self._records[action_id] = record
+            if len(self._records) > _ASKED_MEMORY:
+                self._records.popitem(last=False)
+
+    def recall(self, action_id: int) -> DecisionRecord | None:
+        with self._lock:
+            return self._records.pop(action_id, None)
+
+
+def _check_timeout(timeout: object) -> None:
+    if timeout is None:
+        return
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+        raise TypeError(f"timeout: expected seconds (a number) or None; got {preview(timeout)}")
+    if not timeout >= 0:  # NaN fails this too
+        raise ValueError(
+            f"timeout: expected a non-negative number of seconds or None; got {preview(timeout)}"
+        )

@@ -11,7 +11,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
 from ask_permissions.typing import OutcomeVerdict
 
@@ -33,11 +33,15 @@ class Outcome:
         verdict: ``"run"``, ``"refuse"`` or ``"wait"``.
         reason: what the model reads when the call is refused, or why it waits; ``None`` for a run.
         action: the queued action the call stands for, when it was queued.
+        modified: whether the tool runs with arguments other than the model's.
+        arguments: those arguments, when ``modified`` (``None`` otherwise).
     """
 
     verdict: OutcomeVerdict
     reason: str | None = None
     action: Action | None = None
+    modified: bool = False
+    arguments: Any = None
 
     @property
     def runs(self) -> bool:
