@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from ask_permissions import (
     ApprovalPolicy,
     ApprovalQueue,
+    Check,
     DecisionRecord,
     PermissionCheck,
     PermissionRules,
@@ -94,10 +95,11 @@ class TestCheckFunctions:
             "ask": PermissionCheck.ask(),
             "modify": PermissionCheck.modify({"safe": True}),
         }
-        checks = [
-            check(lambda call, answer=answer: None if answer is None else made[answer], rule_id=str(answer))
-            for answer in answers
-        ]
+
+        def answering(answer: str | None) -> Check:
+            return check(lambda call: None if answer is None else made[answer], rule_id=str(answer))
+
+        checks = [answering(answer) for answer in answers]
         policy, records = _policy(checks=checks)
         assert policy.before_tool_call(ToolCall("x", {}, "tc"))["action"] == expected
         assert records[0].rule_id == rule_id
