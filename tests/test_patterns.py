@@ -48,7 +48,20 @@ SERIALIZATION_CASES = [
     pytest.param(42, "42", id="int-str"),
     pytest.param(["ls", "-la"], "['ls', '-la']", id="list-str-not-json"),
     pytest.param(True, "True", id="bool-str"),
+    # What json's C encoder cannot write: the same text for all the rest, a marker or a str() for the part.
+    pytest.param(
+        {"n": 10**5000, "k": "v"}, '{"n":"<int of about 5000 digits>","k":"v"}', id="int-past-digit-limit"
+    ),
+    pytest.param({(1, 2): "x", "k": "v"}, '{"(1, 2)":"x","k":"v"}', id="tuple-key-as-str"),
+    pytest.param(
+        {"nan": float("nan"), "inf": -float("inf"), (0,): 1},
+        '{"nan":NaN,"inf":-Infinity,"(0,)":1}',
+        id="floats-as-json",
+    ),
 ]
+
+# Nesting deeper than json's C encoder goes (it stops at the recursion limit, about 1000 levels).
+_DEEP = 1500
 
 
 class TestSerializeArguments:
@@ -75,6 +88,51 @@ class TestSerializeArguments:
                 return "custom text"
 
         assert serialize_arguments(Args()) == "custom text"
+
+    def test_circular_container_is_a_marker(self) -> None:
+        """A dict or list met again inside itself is written as the string "<circular reference>"."""
+        arguments: dict[str, Any] = {"command": "rm -rf /"}
+        arguments["again"] = [arguments, {"self": arguments}]
+        assert serialize_arguments(arguments) == (
+            '{"command":"rm -rf /","again":["<circular reference>",{"self":"<circular reference>"}]}'
+        )
+
+    def test_shared_but_not_circular_is_written_twice(self) -> None:
+        """The same list twice side by side is no cycle: both are written, as json would."""
+        shared = ["ls"]
+        assert serialize_arguments({"a": shared, "b": shared, "x": {(1,): 1}}) == (
+            '{"a":["ls"],"b":["ls"],"x":{"(1,)":1}}'
+        )
+
+    def test_circular_list_is_its_repr(self) -> None:
+        """A list that contains itself is written as repr writes it."""
+        arguments: list[Any] = ["ls"]
+        arguments.append(arguments)
+        assert serialize_arguments(arguments) == "['ls', [...]]"
+
+    @given(json_values)
+    @settings(max_examples=30, deadline=None)
+    def test_deep_mapping_writes_what_json_would(self, value: Any) -> None:
+        """Any JSON value inside a mapping nested past the C encoder's limit is written as json writes it."""
+        arguments: Any = {"v": value}
+        for _ in range(_DEEP):
+            arguments = {"k": arguments}
+        expected = (
+            '{"k":' * _DEEP
+            + json.dumps({"v": value}, separators=(",", ":"), ensure_ascii=False)
+            + "}" * _DEEP
+        )
+        assert serialize_arguments(arguments) == expected
+
+    @given(json_values)
+    @settings(max_examples=30, deadline=None)
+    def test_deep_list_writes_what_repr_would(self, value: Any) -> None:
+        """Any value inside lists nested past the recursion limit is written as repr writes it."""
+        arguments: Any = [value, (value,), {"k": value}]
+        for _ in range(_DEEP):
+            arguments = [arguments, ()]
+        expected = "[" * _DEEP + repr([value, (value,), {"k": value}]) + ", ()]" * _DEEP
+        assert serialize_arguments(arguments) == expected
 
     @given(st.dictionaries(st.text(max_size=5), json_values, max_size=4))
     @settings(max_examples=100, deadline=None)

@@ -9,6 +9,7 @@ import re
 from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
+from ask_permissions._json_text import write_json, write_repr
 from ask_permissions._strict import child, fail, read_mapping, read_str
 
 __all__ = [
@@ -61,16 +62,31 @@ def serialize_arguments(arguments: object) -> str:
 
     A mapping is compact JSON with its key order kept and non-ASCII kept (a leaf JSON cannot encode is
     written as its ``str()``); a string is used as is; ``None`` is ``""``; anything else is ``str(value)``.
+    Any arguments have a text: a container met again inside itself is written as the string
+    ``"<circular reference>"``, values nested deeper than Python's recursion limit are written all the same,
+    and a key JSON refuses (a tuple) as its ``str()``.
     """
     if isinstance(arguments, str):
         return arguments
     if arguments is None:
         return ""
-    if isinstance(arguments, dict):
-        return _encode_mapping(arguments)
-    if isinstance(arguments, Mapping):
-        return _encode_mapping(dict(arguments))
-    return str(arguments)
+    if isinstance(arguments, dict):  # checked before Mapping, an ABC and much slower to check
+        mapping = arguments
+    elif isinstance(arguments, Mapping):
+        mapping = dict(arguments)
+    else:
+        mapping = None
+    if mapping is not None:
+        try:
+            return _encode_mapping(mapping)
+        except (TypeError, ValueError, RecursionError):
+            # A key json refuses, a container inside itself, nesting deeper than the C encoder goes, or an
+            # int past the digit limit: the iterative writer gives the same text for all the rest.
+            return write_json(mapping)
+    try:
+        return str(arguments)
+    except RecursionError:  # a list nested deeper than repr goes
+        return write_repr(arguments)
 
 
 def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> ToolPattern:
