@@ -442,3 +442,26 @@ class TestDecodePattern:
             decode_pattern(data, "p")
         assert caught.value.path == path
         assert str(caught.value).startswith(f"{path}: ")
+
+
+class TestDecodedTextIsPlain:
+    """Strings read from a snapshot are plain str, whatever subclass the snapshot held."""
+
+    def test_str_subclasses_become_str(self) -> None:
+        """A tool name, a regex source and a pattern type given as str subclasses decode as plain text."""
+
+        class Sneaky(str):
+            __slots__ = ()
+
+            def __eq__(self, other: object) -> bool:
+                return True
+
+            __hash__ = str.__hash__
+
+        name = decode_pattern({"type": Sneaky("string"), "value": Sneaky("bash")}, "p")
+        assert type(name) is str
+        assert name == "bash"
+        regex = decode_pattern({"type": "regexp", "source": Sneaky("rm"), "flags": Sneaky("i")}, "p")
+        assert isinstance(regex, re.Pattern)
+        assert type(regex.pattern) is str
+        assert regex.flags & re.IGNORECASE

@@ -25,6 +25,18 @@ from ask_permissions import (
 )
 from ask_permissions.rules._patterns import serialize_arguments
 
+from .hostile import (
+    HUGE_INT,
+    HostileDict,
+    HostileList,
+    HostileObject,
+    HostileStr,
+    assert_reads_or_rejects,
+    assert_refused,
+    circular_dict,
+    hostile_snapshots,
+    nested,
+)
 from .reference import reference_classify
 from .strategies import (
     RuleSpec,
@@ -34,6 +46,7 @@ from .strategies import (
     calls,
     json_values,
     mutate,
+    permission_rules,
     restored_or_rejected,
     rule_lists,
     rule_specs,
@@ -975,3 +988,65 @@ class TestArgumentsStrategy:
     def test_arguments_serialize(self, args: object) -> None:
         """Every generated argument value serializes to a str."""
         assert isinstance(serialize_arguments(args), str)
+
+
+# Snapshots no JSON parser returns; each must be refused with InvalidSnapshotError, its message formatted.
+HOSTILE_SNAPSHOTS = [
+    pytest.param(_snapshot(version=HUGE_INT), "version", id="huge-version"),
+    pytest.param(_snapshot(auto_allow_dangerous=HUGE_INT), "auto_allow_dangerous", id="huge-flag"),
+    pytest.param(_snapshot(_rule(decision=HUGE_INT)), "rules[0].decision", id="huge-decision"),
+    pytest.param(_snapshot(_rule(decision=HostileObject())), "rules[0].decision", id="raising-eq-decision"),
+    pytest.param(
+        _snapshot(_rule(tool_pattern={"type": HostileObject()})),
+        "rules[0].tool_pattern.type",
+        id="raising-type",
+    ),
+    pytest.param(
+        _snapshot(_rule(argument_pattern={"type": "regexp", "source": "x", "flags": HUGE_INT})),
+        "rules[0].argument_pattern.flags",
+        id="huge-regex-flags",
+    ),
+    pytest.param(_snapshot(nested(5000)), "rules[0]", id="deep-rule"),
+    pytest.param(_snapshot(rules=nested(5000)), "rules[0].a", id="deep-rules"),
+    pytest.param(nested(5000), "", id="deep-root"),
+    pytest.param(HostileDict(version=1, rules=[]), "", id="hostile-dict-root"),
+    pytest.param(_snapshot(rules=HostileList([])), "", id="hostile-list-rules"),
+    pytest.param(_snapshot(_rule(tool_pattern=HostileDict(type="all"))), "", id="hostile-dict-pattern"),
+    pytest.param({**circular_dict(), "rules": []}, "self", id="circular"),
+    pytest.param(HostileObject(), "", id="hostile-object-root"),
+]
+
+
+class TestHostileSnapshots:
+    """from_snapshot raises InvalidSnapshotError for any input, with a message that formats and is short."""
+
+    @pytest.mark.parametrize(("snapshot", "path"), HOSTILE_SNAPSHOTS)
+    def test_refused(self, snapshot: object, path: str) -> None:
+        """The error is InvalidSnapshotError at the path, and its message is a bounded preview."""
+        assert_refused(PermissionRules.from_snapshot, snapshot, path)
+
+    def test_str_subclasses_are_read_as_their_text(self) -> None:
+        """Hostile str subclasses in names, sources and flags restore as plain text that classifies."""
+        restored = PermissionRules.from_snapshot(
+            _snapshot(
+                _rule(
+                    decision=HostileStr("deny"),
+                    tool_pattern={"type": HostileStr("string"), "value": HostileStr("bash")},
+                    argument_pattern={"type": "regexp", "source": HostileStr("rm"), "flags": HostileStr("i")},
+                ),
+            )
+        )
+        rule = restored.rules[0]
+        assert type(rule.tool_pattern) is str
+        assert restored.classify("bash", {"command": "RM -rf"}) == "deny"
+        assert restored.snapshot()["rules"][0]["tool_pattern"] == {"type": "string", "value": "bash"}
+
+    @given(snapshot=hostile_snapshots(permission_rules().map(lambda rules: rules.snapshot())))
+    @settings(max_examples=150, deadline=None)
+    def test_fuzz(self, snapshot: object) -> None:
+        """A valid snapshot with one hostile node or key restores (and then classifies) or is refused."""
+        restored = assert_reads_or_rejects(PermissionRules.from_snapshot, snapshot)
+        if restored is not None:
+            for name in ("bash", "read_file", "Bash"):
+                assert restored.classify(name, {"command": "ls"}) in (None, "allow", "ask", "deny")
+            json.dumps(restored.snapshot())

@@ -9,8 +9,10 @@ import re
 from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
+from ask_permissions._errors import preview
 from ask_permissions._json_text import write_json, write_repr
-from ask_permissions._strict import child, fail, read_mapping, read_str
+from ask_permissions._strict import child, fail, read_mapping
+from ask_permissions._strict_guard import read_text
 
 __all__ = [
     "ALL",
@@ -100,11 +102,13 @@ def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> Tool
         return ALL
     if isinstance(pattern, str):
         if not pattern:
-            raise ValueError(f"{field}: expected a tool name, a compiled regex or ALL; got {pattern!r}")
+            raise ValueError(
+                f"{field}: expected a tool name, a compiled regex or ALL; got {preview(pattern)}"
+            )
         return str.__str__(pattern)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
         return pattern
-    raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {pattern!r}")
+    raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {preview(pattern)}")
 
 
 def normalize_argument_pattern(pattern: object, field: str = "argument_pattern") -> StoredArgumentPattern:
@@ -115,7 +119,7 @@ def normalize_argument_pattern(pattern: object, field: str = "argument_pattern")
         return str.__str__(pattern)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
         return pattern
-    raise TypeError(f"{field}: expected a string, a compiled str regex, ALL or None; got {pattern!r}")
+    raise TypeError(f"{field}: expected a string, a compiled str regex, ALL or None; got {preview(pattern)}")
 
 
 def tool_pattern_matches(pattern: ToolPattern, tool_name: str) -> bool:
@@ -190,7 +194,7 @@ def encode_pattern(pattern: ToolPattern | StoredArgumentPattern) -> dict[str, ob
     letters = regex_flag_letters(pattern)
     if letters is None:
         raise ValueError(
-            f"regex {pattern.pattern!r}: only the flags IGNORECASE, DOTALL and VERBOSE can be "
+            f"regex {preview(pattern.pattern)}: only the flags IGNORECASE, DOTALL and VERBOSE can be "
             f"snapshotted; got {re.RegexFlag(_explicit_flags(pattern))!r}"
         )
     return {"type": "regexp", "source": pattern.pattern, "flags": letters}
@@ -203,22 +207,23 @@ _COMPILED_CACHE_SIZE: Final = 4096
 
 @functools.lru_cache(maxsize=_COMPILED_CACHE_SIZE)
 def _compile_str(source: str, flags: int) -> re.Pattern[str]:
+    # Only ever given plain strings (read_text makes them so): a str subclass could compare equal to a
+    # different source and be handed its regex.
     return re.compile(source, flags)
 
 
-def _compile(source: str, flags: int) -> re.Pattern[str]:
-    # Only plain strings are cached: a str subclass may compare equal to a different source.
-    return _compile_str(source, flags) if type(source) is str else re.compile(source, flags)
+_PATTERN_TYPES: Final = ("string", "symbol", "all", "regexp")
 
 
 def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[AllType.ALL]:
     """A pattern from its snapshot form (also the gem's ``{"type": "symbol"}``); strict."""
     if not isinstance(data, Mapping):
         fail(path, "a pattern object", data)
-    kind = data.get("type")
+    raw_kind = data.get("type")
+    kind = str.__str__(raw_kind) if isinstance(raw_kind, str) else None
     if kind in ("string", "symbol"):
         read_mapping(data, path, required=("type", "value"))
-        value = read_str(data["value"], child(path, "value"))
+        value = read_text(data["value"], child(path, "value"))
         # In Ruby the symbol :all is the match-everything sentinel, never a tool name; reading it as
         # the name "all" would quietly turn a gem's `deny :all` into a rule that denies nothing.
         return ALL if kind == "symbol" and value == "all" else value
@@ -227,18 +232,19 @@ def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[A
         return ALL
     if kind == "regexp":
         read_mapping(data, path, required=("type", "source", "flags"))
-        source = read_str(data["source"], child(path, "source"))
-        letters = data["flags"]
+        source = read_text(data["source"], child(path, "source"))
+        raw_letters = data["flags"]
         flags_path = child(path, "flags")
-        if not isinstance(letters, str) or len(set(letters)) != len(letters):
-            fail(flags_path, "a string of i, m, x, each at most once", letters)
+        letters = str.__str__(raw_letters) if isinstance(raw_letters, str) else None
+        if letters is None or len(set(letters)) != len(letters):
+            fail(flags_path, "a string of i, m, x, each at most once", raw_letters)
         flags = 0
         for letter in letters:
             if letter not in _LETTER_FLAGS:
-                fail(flags_path, "a string of i, m, x, each at most once", letters)
+                fail(flags_path, "a string of i, m, x, each at most once", raw_letters)
             flags |= _LETTER_FLAGS[letter]
         try:
-            return _compile(source, flags)
+            return _compile_str(source, flags)
         except (re.error, OverflowError, RecursionError, ValueError) as error:
             fail(child(path, "source"), f"a regex that compiles ({error})", source)
-    fail(child(path, "type"), "one of 'string', 'symbol', 'all', 'regexp'", kind)
+    fail(child(path, "type"), "one of " + ", ".join(map(repr, _PATTERN_TYPES)), raw_kind)

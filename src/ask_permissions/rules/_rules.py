@@ -7,6 +7,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final, Self, final
 
+from ask_permissions._errors import preview
 from ask_permissions._strict import (
     SNAPSHOT_VERSION,
     child,
@@ -16,6 +17,7 @@ from ask_permissions._strict import (
     read_mapping,
     read_version,
 )
+from ask_permissions._strict_guard import guard_reading
 from ask_permissions.typing import Decision, RuleSetLayer
 
 from ._patterns import (
@@ -58,7 +60,7 @@ def checked_decision(decision: object, source: str) -> Decision | None:
     """
     if decision is None or decision in DECISIONS:
         return decision
-    raise ValueError(f"{source}: expected 'allow', 'ask', 'deny' or None; got {decision!r}")
+    raise ValueError(f"{source}: expected 'allow', 'ask', 'deny' or None; got {preview(decision)}")
 
 
 def checked_match_decision(decision: object, source: str) -> Decision:
@@ -70,7 +72,7 @@ def checked_match_decision(decision: object, source: str) -> Decision:
     if decision in DECISIONS:
         return decision
     raise ValueError(
-        f"{source}: expected a match with the decision 'allow', 'ask' or 'deny'; got {decision!r}"
+        f"{source}: expected a match with the decision 'allow', 'ask' or 'deny'; got {preview(decision)}"
     )
 
 
@@ -235,7 +237,7 @@ class PermissionRules(DecisionPredicates):
         auto_allow_dangerous: bool = False,
     ) -> None:
         if not isinstance(auto_allow_dangerous, bool):
-            raise TypeError(f"auto_allow_dangerous: expected a bool; got {auto_allow_dangerous!r}")
+            raise TypeError(f"auto_allow_dangerous: expected a bool; got {preview(auto_allow_dangerous)}")
         self._auto_allow_dangerous: Final = auto_allow_dangerous
         self._lock = threading.Lock()
         self._state = _State(())
@@ -270,7 +272,7 @@ class PermissionRules(DecisionPredicates):
             TypeError: a pattern of the wrong type (bytes regexes included).
         """
         if decision not in DECISIONS:
-            raise ValueError(f"decision: expected one of allow, ask, deny; got {decision!r}")
+            raise ValueError(f"decision: expected one of allow, ask, deny; got {preview(decision)}")
         rule = _make_rule(
             decision,
             normalize_tool_pattern(tool_pattern),
@@ -326,7 +328,7 @@ class PermissionRules(DecisionPredicates):
             # Checked before the cache lookup: an unhashable name would fail there with a message that
             # does not name the field.
             if not isinstance(tool_name, str):
-                raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
+                raise TypeError(f"tool_name: expected a string; got {preview(tool_name)}")
             # A str subclass such as a StrEnum member hashes differently from its text: look up the text
             # (str.__str__, not str(): a str-mixin Enum member's str() is "Tools.BASH", not "bash").
             tool_name = str.__str__(tool_name)
@@ -388,8 +390,13 @@ class PermissionRules(DecisionPredicates):
         """Build a ruleset from ``snapshot()`` data (also the Ruby gem's); strict.
 
         Raises:
-            InvalidSnapshotError: anything unknown, missing, mistyped or uncompilable, naming its path.
+            InvalidSnapshotError: anything unknown, missing, mistyped or uncompilable, naming its path; and
+                for any other input (an object that fails when read), never another exception.
         """
+        return guard_reading(lambda: cls._read_snapshot(snapshot, path), snapshot, path)
+
+    @classmethod
+    def _read_snapshot(cls, snapshot: object, path: str) -> PermissionRules:
         data = read_mapping(snapshot, path, required=("version", "rules"), optional=("auto_allow_dangerous",))
         read_version(data, path)
         auto_allow_dangerous = read_bool(
@@ -405,11 +412,19 @@ class PermissionRules(DecisionPredicates):
         return ruleset
 
 
+def _read_decision(value: object, path: str) -> Decision:
+    # Compared as plain text: a str subclass's own __eq__ is never called.
+    if isinstance(value, str):
+        text = str.__str__(value)
+        for decision in DECISIONS:
+            if text == decision:
+                return decision
+    fail(path, "one of 'allow', 'ask', 'deny'", value)
+
+
 def _read_rule(entry: object, path: str, auto_allow_dangerous: bool) -> Rule:
     data = read_mapping(entry, path, required=("decision", "tool_pattern"), optional=("argument_pattern",))
-    decision = data["decision"]
-    if decision not in DECISIONS:
-        fail(child(path, "decision"), "one of 'allow', 'ask', 'deny'", decision)
+    decision = _read_decision(data["decision"], child(path, "decision"))
     tool_path = child(path, "tool_pattern")
     tool_pattern = decode_pattern(data["tool_pattern"], tool_path)
     if tool_pattern == "":
