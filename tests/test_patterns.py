@@ -196,17 +196,28 @@ UNRESTRICTED_CASES = [
     pytest.param(re.compile("x*"), True, id="regex-matching-empty"),
     pytest.param(re.compile("^$"), True, id="regex-matching-only-empty"),
     pytest.param(re.compile("(?:)|ls"), True, id="alternation-with-empty"),
-    pytest.param(re.compile("."), False, id="regex-needing-a-character"),
+    pytest.param(re.compile("."), True, id="regex-any-character"),
+    pytest.param(re.compile(r"\S"), True, id="regex-non-space"),
+    pytest.param(re.compile("(?s).+"), True, id="regex-dotall-plus"),
+    pytest.param(re.compile("^[{]"), True, id="regex-object-start"),
+    pytest.param("{", True, id="brace"),
+    pytest.param("}", True, id="closing-brace"),
+    pytest.param("{}", True, id="empty-object"),
+    pytest.param('"', True, id="quote"),
+    pytest.param("command", True, id="key-name"),
+    pytest.param('{"command":""}', True, id="empty-command"),
+    pytest.param('"command":"ls', False, id="command-prefix"),
     pytest.param(re.compile("ls"), False, id="regex-literal"),
+    pytest.param(re.compile("^.{15}"), False, id="regex-longer-than-every-probe"),
 ]
 
 
 class TestIsUnrestricted:
-    """An argument pattern is unrestricted when it matches the empty serialization."""
+    """An argument pattern is unrestricted when it matches "", "{}" or '{"command":""}'."""
 
     @pytest.mark.parametrize(("pattern", "expected"), UNRESTRICTED_CASES)
     def test_case(self, pattern: Any, expected: bool) -> None:
-        """None, "" and any regex that matches "" count as unrestricted; nothing else does."""
+        """A pattern matching no arguments, {} or {"command": ""} is unrestricted; nothing else is."""
         assert is_unrestricted(pattern) is expected
 
 

@@ -39,10 +39,16 @@ _ARGUMENT_REGEXES = (
 )
 _TEXTS = ("rm -rf /", "select 1", "/etc/passwd", "é", "", "ls")
 
-tool_names = st.one_of(
+_plain_names = st.one_of(
     st.sampled_from(_FIXED_NAMES),
     st.from_regex(r"mcp__srv[0-9]{1,2}__[a-z]{1,2}", fullmatch=True),
     st.text(alphabet="abcx_", min_size=1, max_size=4),
+)
+# The spellings that fold to a plain name: deny and ask rules match them too, so the index must as well.
+_SPELLINGS = (str.upper, str.title, lambda name: f" {name}\u200b", lambda name: name.replace("a", "\uff41"))
+tool_names = st.one_of(
+    _plain_names,
+    st.builds(lambda spell, name: spell(name), st.sampled_from(_SPELLINGS), _plain_names),
 )
 tool_patterns = st.one_of(st.just(ALL), tool_names, st.sampled_from(_TOOL_REGEXES))
 argument_patterns = st.one_of(

@@ -140,13 +140,23 @@ def argument_pattern_matches(pattern: StoredArgumentPattern, serialized: str) ->
     return pattern.search(serialized) is not None
 
 
+UNRESTRICTED_PROBES: Final = ("", "{}", '{"command":""}')
+"""Texts an argument pattern that restricts anything must not match: no arguments (``""``) and the
+serialized forms of ``{}`` and of ``{"command": ""}`` (a call that names no command at all)."""
+
+
 def is_unrestricted(pattern: StoredArgumentPattern) -> bool:
-    """Whether an argument pattern matches every input: none at all, ``""``, or a regex matching ``""``."""
+    """Whether an argument pattern restricts nothing: none at all, or one matching a text in
+    ``UNRESTRICTED_PROBES``.
+
+    A pattern such as ``{``, ``"``, ``command``, ``.`` or ``\\S`` does not match ``""``, yet it matches the
+    serialized arguments of every call that passes a mapping: it restricts nothing.
+    """
     if pattern is None:
         return True
     if isinstance(pattern, str):
-        return not pattern
-    return pattern.search("") is not None
+        return any(pattern in probe for probe in UNRESTRICTED_PROBES)
+    return any(pattern.search(probe) is not None for probe in UNRESTRICTED_PROBES)
 
 
 # Ruby's regex options as snapshot letters. Ruby's ``m`` ("dot matches newline") is Python's DOTALL.
