@@ -81,9 +81,12 @@ def checked_match_decision(decision: object, source: str) -> Decision:
     )
 
 
-# Hosts may see unboundedly many tool names (MCP servers, generated names); the per-name candidate
-# cache stays this small, whatever they send.
+# Hosts may see unboundedly many tool names (MCP servers, generated names), of any length; the per-name
+# candidate cache stays this small, whatever they send: at most this many names, of at most this many
+# characters in all, none longer than the name limit (a longer name is worked out on every call).
 _CANDIDATE_CACHE_SIZE: Final = 1024
+_CANDIDATE_CACHE_CHARS: Final = 64 * 1024
+_CACHED_NAME_LIMIT: Final = 256
 
 
 @final
@@ -240,14 +243,16 @@ class _State:
 
     A registration makes a new state, so a cache entry can never describe another version's rules.
     Each rule's entry is made once per version, when a name first needs it, and shared by every name's
-    candidates: the cache then holds references, at most ``_CANDIDATE_CACHE_SIZE`` x the rule count.
+    candidates: the cache then holds references, at most ``_CANDIDATE_CACHE_SIZE`` x the rule count, and
+    names of at most ``_CANDIDATE_CACHE_CHARS`` characters in all.
     """
 
-    __slots__ = ("candidates", "entries", "rules")
+    __slots__ = ("cached_chars", "candidates", "entries", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
         self.candidates: dict[str, _Candidates] = {}
+        self.cached_chars = 0  # the total length of the names in candidates
         self.entries: list[_Entry | None] = [None] * len(rules)
 
 
@@ -444,11 +449,20 @@ class PermissionRules(DecisionPredicates):
                     entries[index] = entry
                 found.append(entry)
         candidates = tuple(found)
+        if len(tool_name) > _CACHED_NAME_LIMIT:
+            return candidates  # no declared tool has such a name: keeping it would only hold its memory
         with self._lock:
             cache = state.candidates
-            if tool_name not in cache and len(cache) >= _CANDIDATE_CACHE_SIZE:
-                del cache[next(iter(cache))]  # the oldest name: a FIFO bound is enough here
-            cache[str(tool_name)] = candidates
+            if tool_name not in cache:
+                state.cached_chars += len(tool_name)
+                # The oldest names go first: a FIFO bound is enough here.
+                while cache and (
+                    len(cache) >= _CANDIDATE_CACHE_SIZE or state.cached_chars > _CANDIDATE_CACHE_CHARS
+                ):
+                    oldest = next(iter(cache))
+                    del cache[oldest]
+                    state.cached_chars -= len(oldest)
+            cache[tool_name] = candidates
         return candidates
 
     # -- snapshots -----------------------------------------------------------------------------------
