@@ -139,7 +139,7 @@ NOT_OVERRIDDEN = [
         ],
         id="every-witness-denied-earlier",
     ),
-    pytest.param([("allow", "bash", "rm"), ("deny", "bash", "rm -rf")], id="never-matches-instead"),
+    pytest.param([("allow", ALL, "rm"), ("deny", "bash", "rm -rf")], id="never-matches-instead"),
     pytest.param([("allow", "x", re.compile("(?!)")), ("deny", "x", "a")], id="allow-matches-nothing"),
 ]
 

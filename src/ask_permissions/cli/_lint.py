@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Final, final
 
+from ask_permissions._names import fold_tool_name
 from ask_permissions.policy._approval import ApprovalPolicy
 from ask_permissions.policy._tool_metadata import read_metadata
 from ask_permissions.rules._patterns import (
@@ -163,6 +164,8 @@ _NO_TOOL: Final = "its tool regex matches no tool in the policy's tools table"
 
 def _control_characters(source: str, verbose: bool) -> str | None:
     """The finding for control characters in a regex source (whitespace in a verbose regex is layout)."""
+    if source.isprintable():
+        return None
     found = sorted(
         {char for char in source if ord(char) < 0x20 or ord(char) == 0x7F}
         - (set("\t\n\r\f\v") if verbose else set())
@@ -197,15 +200,16 @@ class _Earlier:
 
     An earlier rule covers a later one when its arguments match every serialization the later one's do:
     it has none or ``""``, or its substring is inside the later substring, or its regex is the same.
+    Substrings are looked up by their first three characters, and only in the lengths that occur.
     """
 
-    __slots__ = ("known_lengths", "lengths", "regexes", "substrings", "unrestricted")
+    __slots__ = ("by_prefix", "regexes", "short", "substrings", "unrestricted")
 
     def __init__(self) -> None:
         self.unrestricted: int | None = None
-        self.substrings: dict[str, int] = {}
-        self.lengths: list[int] = []  # the substrings' lengths that occur, ascending
-        self.known_lengths: set[int] = set()
+        self.substrings: dict[str, int] = {}  # each substring: the first rule that has it
+        self.by_prefix: dict[str, list[int]] = {}  # first three characters: the lengths, ascending
+        self.short: list[int] = []  # the lengths under three that occur, ascending
         self.regexes: dict[tuple[str, int], int] = {}
 
     def add(self, index: int, pattern: StoredArgumentPattern) -> None:
@@ -215,9 +219,13 @@ class _Earlier:
         elif isinstance(pattern, str):
             if pattern not in self.substrings:
                 self.substrings[pattern] = index
-                if len(pattern) not in self.known_lengths:
-                    self.known_lengths.add(len(pattern))
-                    insort(self.lengths, len(pattern))
+                lengths = (
+                    self.by_prefix.setdefault(pattern[:_PREFIX], [])
+                    if len(pattern) >= _PREFIX
+                    else self.short
+                )
+                if len(pattern) not in lengths:
+                    insort(lengths, len(pattern))
         else:
             self.regexes.setdefault((pattern.pattern, pattern.flags), index)
 
@@ -225,22 +233,41 @@ class _Earlier:
         """The first earlier rule that covers a rule with this argument pattern, or ``None``."""
         found = self.unrestricted
         if isinstance(pattern, str) and pattern:
-            probes = 0
-            for length in self.lengths:
-                if length > len(pattern):
-                    break
-                for start in range(len(pattern) - length + 1):
-                    index = self.substrings.get(pattern[start : start + length])
-                    if index is not None and (found is None or index < found):
-                        found = index
-                probes += len(pattern) - length + 1
-                if probes > _MOST_SUBSTRING_PROBES:
-                    break
+            candidates = [
+                self.substrings.get(piece) for piece in _pieces(pattern, self.short, self.by_prefix)
+            ]
+            found = min((index for index in (found, *candidates) if index is not None), default=None)
         elif isinstance(pattern, re.Pattern):
             index = self.regexes.get((pattern.pattern, pattern.flags))
             if index is not None and (found is None or index < found):
                 found = index
         return found
+
+
+_PREFIX: Final = 3
+
+
+def _pieces(text: str, short: list[int], by_prefix: Mapping[str, list[int]]) -> Iterator[str]:
+    """The substrings of ``text`` that may be an earlier rule's substring (at most a cap of them)."""
+    probes = 0
+    size = len(text)
+    for length in short:
+        for start in range(size - length + 1):
+            yield text[start : start + length]
+        probes += size
+    if not by_prefix:
+        return
+    for start in range(size - _PREFIX + 1):
+        lengths = by_prefix.get(text[start : start + _PREFIX])
+        if lengths is None:
+            continue
+        for length in lengths:
+            if start + length > size:
+                break
+            yield text[start : start + length]
+        probes += len(lengths)
+        if probes > _MOST_SUBSTRING_PROBES:
+            return
 
 
 def _tool_key(pattern: ToolPattern) -> object:
@@ -260,21 +287,22 @@ class _Linter:
         self.study = study
         self.found: dict[int, list[Finding]] = {}
         self.unreachable: set[int] = set()
-        # Rules by exact tool name, and the others (ALL or a regex) by their tool pattern.
+        # Rules by folded tool name, and the others (ALL or a regex) by their tool pattern and whether they
+        # also meet folded names; which of them a call meets, Rule.tool_matches says.
         self.by_name: dict[str, list[int]] = {}
-        self.wild: dict[object, list[int]] = {}
+        self.wild: dict[tuple[object, bool], list[int]] = {}
         self.allows: list[int] = []
         self._applicable: dict[str, list[int]] = {}
         self._fragments: dict[int, tuple[str | None, str] | None] = {}
         self._in_json: dict[str, bool] = {}
         self._names_tool: dict[tuple[str, int], bool] = {}
         self._descriptions: dict[int, str] = {}
-        self._meets: dict[tuple[object, str], bool] = {}
-        self._names: dict[object, list[str]] = {}
+        self._meets: dict[tuple[object, bool, str], bool] = {}
+        self._names: dict[tuple[object, bool], list[str]] = {}
 
     def findings(self) -> list[Finding]:
         every_tool = _Earlier()
-        earlier: dict[str, _Earlier] = {}
+        earlier: dict[tuple[str, bool], _Earlier] = {}
         for index, rule in enumerate(self.rules):
             self._check_rule(index, rule)
             self._check_reachable(index, rule, every_tool, earlier)
@@ -282,11 +310,11 @@ class _Linter:
             if tool is ALL:
                 every_tool.add(index, rule.argument_pattern)
             elif isinstance(tool, str):
-                earlier.setdefault(tool, _Earlier()).add(index, rule.argument_pattern)
+                earlier.setdefault((tool, _folds(rule)), _Earlier()).add(index, rule.argument_pattern)
             if isinstance(tool, str):
-                self.by_name.setdefault(tool, []).append(index)
+                self.by_name.setdefault(fold_tool_name(tool), []).append(index)
             else:
-                self.wild.setdefault(_tool_key(tool), []).append(index)
+                self.wild.setdefault((_tool_key(tool), _folds(rule)), []).append(index)
             if rule.effective_decision == "allow":
                 self.allows.append(index)
         for index, rule in enumerate(self.rules):
@@ -363,11 +391,15 @@ class _Linter:
             )
 
     def _check_reachable(
-        self, index: int, rule: Rule, every_tool: _Earlier, earlier: dict[str, _Earlier]
+        self, index: int, rule: Rule, every_tool: _Earlier, earlier: dict[tuple[str, bool], _Earlier]
     ) -> None:
         groups = [every_tool]
-        if isinstance(rule.tool_pattern, str) and rule.tool_pattern in earlier:
-            groups.append(earlier[rule.tool_pattern])
+        tool = rule.tool_pattern
+        if isinstance(tool, str):
+            # A deny or ask rule also meets names that fold to its own, which an earlier allow of the same
+            # name does not: only an earlier rule that folds too meets every call of such a rule.
+            folding = (True,) if _folds(rule) else (True, False)
+            groups.extend(earlier[(tool, folds)] for folds in folding if (tool, folds) in earlier)
         covering = [found for group in groups if (found := group.covering(rule.argument_pattern)) is not None]
         if covering:
             shadow = min(covering)
@@ -421,7 +453,7 @@ class _Linter:
         tool = deny.tool_pattern
         seen: set[int] = set()
         if tool is not ALL:
-            for name in self._names_for(tool):
+            for name in self._names_for(deny):
                 met = self._rules_met(name, index)
                 for position, allow_index in enumerate(met):
                     if self.rules[allow_index].effective_decision == "allow" and allow_index not in seen:
@@ -435,18 +467,19 @@ class _Linter:
                 return
             if allow_index in seen:
                 continue
-            common = self._common_tool(self.rules[allow_index].tool_pattern, tool)
+            common = self._common_tool(self.rules[allow_index], deny)
             if common is None:
                 continue
             met = self._rules_met(common, allow_index + 1)
             if met and met[-1] == allow_index:  # else the cap cut the rules short of the allow
                 yield allow_index, common, met[:-1]
 
-    def _names_for(self, pattern: ToolPattern) -> list[str]:
-        """A few tool names a tool pattern matches: its name, or its regex's example and registry names."""
+    def _names_for(self, rule: Rule) -> list[str]:
+        """A few names a rule's tool pattern meets: its name, or its regex's example and registry names."""
+        pattern = rule.tool_pattern
         if isinstance(pattern, str):
             return [pattern]
-        key = _tool_key(pattern)
+        key = (_tool_key(pattern), _folds(rule))
         names = self._names.get(key)
         if names is None:
             example = self.study.facts(pattern).example if isinstance(pattern, re.Pattern) else "tool"
@@ -454,29 +487,34 @@ class _Linter:
             for name in self.tool_names[:_MOST_REGISTRY_NAMES]:
                 if len(found) >= 3:
                     break
-                if _tool_matches(pattern, name):
+                if rule.tool_matches(name):
                     found.append(name)
             names = self._names[key] = found
         return names
 
-    def _common_tool(self, allow: ToolPattern, deny: ToolPattern) -> str | None:
-        """A tool name both patterns match, if one of a few likely names is."""
-        if isinstance(allow, str):
-            key = (_tool_key(deny), allow)
+    def _common_tool(self, allow: Rule, deny: Rule) -> str | None:
+        """A tool name both rules' tool patterns meet, if one of a few likely names is."""
+        if isinstance(allow.tool_pattern, str):
+            name = allow.tool_pattern
+            key = (_tool_key(deny.tool_pattern), _folds(deny), name)
             meets = self._meets.get(key)
             if meets is None:
-                meets = self._meets[key] = _tool_matches(deny, allow)
-            return allow if meets else None
+                meets = self._meets[key] = deny.tool_matches(name)
+            return name if meets else None
         examples = [
             self.study.facts(pattern).example or "" if isinstance(pattern, re.Pattern) else ""
-            for pattern in (allow, deny)
+            for pattern in (allow.tool_pattern, deny.tool_pattern)
         ]
         # Each regex's example, and both run together (^mcp_ and _db$ meet in "mcp__db").
         candidates = [*examples, "".join(examples), "".join(reversed(examples)), *self.tool_names[:4], "tool"]
-        for name in filter(None, candidates):
-            if _tool_matches(allow, name) and _tool_matches(deny, name):
-                return name
-        return None
+        return next(
+            (
+                name
+                for name in filter(None, candidates)
+                if allow.tool_matches(name) and deny.tool_matches(name)
+            ),
+            None,
+        )
 
     def _rules_met(self, name: str, stop: int) -> list[int]:
         """The first rules before ``stop`` whose tool pattern matches ``name``, in order (at most a cap)."""
@@ -486,15 +524,15 @@ class _Linter:
         return applicable[: min(bisect_left(applicable, stop), _MOST_RULES_SCANNED)]
 
     def _applicable_to(self, name: str) -> list[int]:
-        """The rules whose tool pattern matches ``name``, in order (none when there are too many kinds)."""
+        """The rules whose tool pattern meets ``name``, in order (none when there are too many kinds)."""
         if len(self.wild) > _MOST_WILD_PATTERNS:
             return []  # too many distinct tool regexes to match against every name: no findings
-        lists = [self.by_name.get(name, [])]
-        lists.extend(
-            indices
-            for indices in self.wild.values()
-            if _tool_matches(self.rules[indices[0]].tool_pattern, name)
-        )
+        rules = self.rules
+        lists = [
+            [index for index in self.by_name.get(fold_tool_name(name), ()) if rules[index].tool_matches(name)]
+        ]
+        # The rules of one group share their tool pattern and whether they fold: one stands for all.
+        lists.extend(indices for indices in self.wild.values() if rules[indices[0]].tool_matches(name))
         return sorted(chain.from_iterable(lists))  # sorted runs: timsort merges them in linear time
 
     def _witnesses(self, allow: int, deny: int) -> Iterator[str]:
@@ -538,12 +576,9 @@ class _Linter:
         return fragment
 
 
-def _tool_matches(pattern: ToolPattern, name: str) -> bool:
-    if pattern is ALL:
-        return True
-    if isinstance(pattern, str):
-        return pattern == name
-    return pattern.search(name) is not None
+def _folds(rule: Rule) -> bool:
+    """Whether a rule may also meet names that fold to its own (deny and ask rules; see Rule.tool_matches)."""
+    return rule.decision != "allow"
 
 
 # A JSON string literal with non-ASCII kept, as the compact encoder writes it (the C implementation).

@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from statistics import median
 from typing import Any, Final, final
 
 from ask_permissions._errors import preview
@@ -313,8 +314,13 @@ def _measure(
 
 
 def _growth(times: list[float]) -> float:
-    """The factor per step over the last few steps long enough to time (about 1 for linear growth)."""
-    usable = [took for took in times[-5:] if took > 1e-4]
-    if len(usable) < 2:
+    """The factor per step: the median ratio of the last steps long enough to time (about 1 if linear).
+
+    A median, so that one step another process slowed down does not skew it.
+    """
+    ratios = sorted(
+        later / earlier for earlier, later in zip(times[-7:], times[-6:], strict=False) if earlier > 2e-4
+    )
+    if not ratios:
         return 1.0
-    return float((usable[-1] / usable[0]) ** (1 / (len(usable) - 1)))
+    return float(median(ratios))
