@@ -98,6 +98,10 @@ def load_policy(
             )
         except Warning as warning:
             _refuse_warning(data, warning)
+        except InvalidSnapshotError as error:
+            if isinstance(error.__cause__, Warning):  # a reader refused the whole snapshot for it
+                _refuse_warning(data, error.__cause__)
+            raise
     except InvalidSnapshotError as error:
         if not where:
             raise
