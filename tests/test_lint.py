@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ask_permissions import ALL, ApprovalPolicy, ApprovalQueue, PermissionRules, ToolCall
-from ask_permissions.cli._json_text import can_occur_in_json
+from ask_permissions.cli._json_occurrence import can_occur_in_json
 from ask_permissions.cli._lint import Finding, lint_policy, lint_rules
 from ask_permissions.cli._main import main
 from ask_permissions.rules._patterns import serialize_arguments

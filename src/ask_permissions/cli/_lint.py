@@ -31,7 +31,7 @@ from ask_permissions.rules._rules import PermissionRules, Rule
 from ask_permissions.settings._policy_file import RISK_LEVELS
 from ask_permissions.typing import RuleSetLayer
 
-from ._json_text import can_occur_in_json
+from ._json_occurrence import can_occur_in_json
 from ._regex_facts import MEASURING_BUDGET, RegexStudy
 
 __all__ = ["Finding", "describe_patterns", "describe_rule", "lint_policy", "lint_rules", "rule_label"]

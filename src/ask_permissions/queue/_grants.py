@@ -7,8 +7,15 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from ask_permissions._names import require_tool_name, require_tool_names
-from ask_permissions._strict import SNAPSHOT_VERSION, child, read_list, read_mapping, read_version
-from ask_permissions._strict_guard import guard_reading, read_text
+from ask_permissions._strict import (
+    SNAPSHOT_VERSION,
+    child,
+    guard_reading,
+    read_list,
+    read_mapping,
+    read_text,
+    read_version,
+)
 
 __all__ = ["SessionPermissionGrants"]
 

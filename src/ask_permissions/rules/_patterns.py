@@ -11,8 +11,7 @@ from typing import Final, Literal, TypeAlias
 
 from ask_permissions._errors import preview
 from ask_permissions._json_text import write_json, write_repr
-from ask_permissions._strict import child, fail, read_mapping
-from ask_permissions._strict_guard import read_text
+from ask_permissions._strict import child, fail, read_mapping, read_text
 
 __all__ = [
     "ALL",

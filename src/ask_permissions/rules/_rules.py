@@ -14,12 +14,13 @@ from ask_permissions._strict import (
     SNAPSHOT_VERSION,
     child,
     fail,
+    guard_reading,
     read_bool,
     read_list,
     read_mapping,
+    read_text,
     read_version,
 )
-from ask_permissions._strict_guard import guard_reading, read_text
 from ask_permissions.typing import Decision, RuleSetLayer
 
 from ._patterns import (
