@@ -62,11 +62,15 @@ BASH_RM = ToolCall("bash", {"command": "rm -rf build"}, "call-1")
 # -- configuration ---------------------------------------------------------------------------------------
 
 
-def _group(hook: object, **extra: object) -> dict[str, object]:
-    return {
-        "PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "ok"}, hook]}],
-        **extra,
-    }
+def _bad_hook(hook: dict[str, object], field: str, match: str, name: str) -> Any:
+    """A configuration whose second hook has a bad ``field``: the error names exactly that field."""
+    config = {"PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "ok"}, hook]}]}
+    return pytest.param(config, f"hooks.PreToolUse[0].hooks[1].{field}", match, id=name)
+
+
+def _bad_matcher(matcher: object, match: str, name: str) -> Any:
+    config = {"PreToolUse": [{"matcher": matcher, "hooks": []}]}
+    return pytest.param(config, "hooks.PreToolUse[0].matcher", match, id=f"matcher-{name}")
 
 
 BAD_CONFIGS = [
@@ -80,87 +84,44 @@ BAD_CONFIGS = [
         "no such key",
         id="group-key",
     ),
-    pytest.param(
-        _group({"type": "command", "command": "x", "env": {}}),
-        "hooks.PreToolUse[0].hooks[1].env",
-        "no such key",
-        id="hook-key",
-    ),
-    pytest.param(
-        _group({"type": "http", "command": "x"}),
-        "hooks.PreToolUse[0].hooks[1].type",
-        "'command'",
-        id="hook-type",
-    ),
-    pytest.param(_group({"command": "x"}), "hooks.PreToolUse[0].hooks[1].type", "required", id="no-type"),
-    pytest.param(
-        _group({"type": "command", "command": ""}),
-        "hooks.PreToolUse[0].hooks[1].command",
-        "non-empty",
-        id="empty",
-    ),
-    pytest.param(
-        _group({"type": "command", "command": "  "}),
-        "hooks.PreToolUse[0].hooks[1].command",
-        "non-empty",
-        id="blank",
-    ),
-    pytest.param(
-        _group({"type": "command", "command": "check 'unclosed"}),
-        "hooks.PreToolUse[0].hooks[1].command",
-        "No closing quotation",
-        id="unbalanced-quote",
-    ),
-    pytest.param(
-        _group({"type": "command", "command": ["check"]}),
-        "hooks.PreToolUse[0].hooks[1].command",
-        "a command string",
-        id="command-list",
-    ),
-    pytest.param(
-        _group({"type": "command", "command": "check.sh $FILE_PATH"}),
-        "hooks.PreToolUse[0].hooks[1].command",
+    _bad_hook({"type": "command", "command": "x", "env": {}}, "env", "no such key", "hook-key"),
+    _bad_hook({"type": "http", "command": "x"}, "type", "'command'", "hook-type"),
+    _bad_hook({"command": "x"}, "type", "required", "no-type"),
+    _bad_hook({"type": "command", "command": ""}, "command", "non-empty", "empty-command"),
+    _bad_hook({"type": "command", "command": "  "}, "command", "non-empty", "blank-command"),
+    _bad_hook({"type": "command", "command": "check 'open"}, "command", "No closing quotation", "open-quote"),
+    _bad_hook({"type": "command", "command": ["check"]}, "command", "a command string", "command-list"),
+    _bad_hook(
+        {"type": "command", "command": "check.sh $FILE_PATH"},
+        "command",
         r"\$FILE_PATH would reach the program",
-        id="unexpanded-variable",
+        "unexpanded-variable",
     ),
-    *(
-        pytest.param(
-            _group({"type": "command", "command": "x", "timeout": timeout}),
-            "hooks.PreToolUse[0].hooks[1].timeout",
-            expected,
-            id=f"timeout-{name}",
-        )
-        for name, timeout, expected in [
-            ("zero", 0, "more than 0"),
-            ("negative", -1, "more than 0"),
-            ("too-long", 601, "at most 600"),
-            ("nan", float("nan"), "more than 0"),
-            ("infinite", float("inf"), "at most 600"),
-            ("text", "5", "a number of seconds"),
-            ("bool", True, "a number of seconds"),
-        ]
+    _bad_hook({"type": "command", "command": "x", "timeout": 0}, "timeout", "more than 0", "timeout-zero"),
+    _bad_hook(
+        {"type": "command", "command": "x", "timeout": -1}, "timeout", "more than 0", "timeout-negative"
     ),
-    pytest.param(
-        _group({"type": "command", "command": "x", "shell": "yes"}),
-        "hooks.PreToolUse[0].hooks[1].shell",
-        "true or false",
-        id="shell-not-bool",
+    _bad_hook(
+        {"type": "command", "command": "x", "timeout": 601}, "timeout", "at most 600", "timeout-too-long"
     ),
-    *(
-        pytest.param(
-            {"PreToolUse": [{"matcher": matcher, "hooks": []}]},
-            "hooks.PreToolUse[0].matcher",
-            expected,
-            id=f"matcher-{name}",
-        )
-        for name, matcher, expected in [
-            ("rule-text", "Bash(git *)", "not supported yet"),
-            ("mcp-glob", "mcp__server__*", "not supported yet"),
-            ("regex", "mcp__.*", "not supported yet"),
-            ("empty-name", "Edit||Write", "none empty"),
-            ("number", 5, "a tool name"),
-        ]
+    _bad_hook(
+        {"type": "command", "command": "x", "timeout": float("nan")}, "timeout", "more than 0", "timeout-nan"
     ),
+    _bad_hook(
+        {"type": "command", "command": "x", "timeout": float("inf")}, "timeout", "at most 600", "timeout-inf"
+    ),
+    _bad_hook(
+        {"type": "command", "command": "x", "timeout": "5"}, "timeout", "number of seconds", "timeout-text"
+    ),
+    _bad_hook(
+        {"type": "command", "command": "x", "timeout": True}, "timeout", "number of seconds", "timeout-bool"
+    ),
+    _bad_hook({"type": "command", "command": "x", "shell": "yes"}, "shell", "true or false", "shell-text"),
+    _bad_matcher("Bash(git *)", "not supported yet", "rule-text"),
+    _bad_matcher("mcp__server__*", "not supported yet", "mcp-glob"),
+    _bad_matcher("mcp__.*", "not supported yet", "regex"),
+    _bad_matcher("Edit||Write", "none empty", "empty-name"),
+    _bad_matcher(5, "a tool name", "number"),
 ]
 
 
@@ -278,6 +239,11 @@ class TestMatchers:
 # -- answers ---------------------------------------------------------------------------------------------
 
 
+def _prints(answer: object) -> str:
+    """The body of a hook script that writes ``answer`` as JSON to standard output and exits 0."""
+    return f"printf '%s' {shlex.quote(json.dumps(answer))}\n"
+
+
 ANSWERS = [
     pytest.param(
         "exit 0\n",
@@ -291,21 +257,21 @@ ANSWERS = [
         "hook",
         id="exit-2-blocks-with-stderr",
     ),
-    pytest.param("printf '%s' '{\"action\": \"allow\"}'\n", {"action": "proceed"}, "hook", id="json-allow"),
+    pytest.param(_prints({"action": "allow"}), {"action": "proceed"}, "hook", id="json-allow"),
     pytest.param(
-        'printf \'%s\' \'{"action": "deny", "reason": "use trash instead of rm"}\'\n',
+        _prints({"action": "deny", "reason": "use trash instead of rm"}),
         {"action": "block", "reason": "use trash instead of rm"},
         "hook",
         id="json-deny",
     ),
     pytest.param(
-        'printf \'%s\' \'{"action": "ask", "reason": "Delete build/?"}\'\n',
+        _prints({"action": "ask", "reason": "Delete build/?"}),
         {"action": "pending", "action_id": 1, "reason": "Delete build/?"},
         "hook",
         id="json-ask",
     ),
     pytest.param(
-        'printf \'%s\' \'{"action": "allow", "arguments": {"command": "rm -ri build"}}\'\n',
+        _prints({"action": "allow", "arguments": {"command": "rm -ri build"}}),
         {"action": "proceed", "arguments": {"command": "rm -ri build"}},
         "hook",
         id="json-modify",
@@ -384,14 +350,14 @@ FAILURES = [
     pytest.param("exit 3\n", "it exited with status 3", id="exit-3"),
     pytest.param("kill -9 $$\n", "it was killed by signal SIGKILL", id="signal"),
     pytest.param("echo 'all good, go ahead'\n", "its output is not JSON", id="garbage-output"),
-    pytest.param("echo '[\"allow\"]'\n", "its output is not a JSON object", id="json-array"),
+    pytest.param(_prints(["allow"]), "its output is not a JSON object", id="json-array"),
     pytest.param(
-        'echo \'{"action": "approve"}\'\n',
+        _prints({"action": "approve"}),
         'its answer\'s action is \'approve\', not "allow", "deny" or "ask"',
         id="unknown-action",
     ),
     pytest.param(
-        'echo \'{"action": "allow", "decision": "block"}\'\n',
+        _prints({"action": "allow", "decision": "block"}),
         "its answer has unknown keys ['decision'] (known: action, reason, arguments)",
         id="unknown-key",
     ),
@@ -399,12 +365,12 @@ FAILURES = [
         'echo \'{"action": "deny", "action": "allow"}\'\n', "its output is not JSON", id="duplicate-key"
     ),
     pytest.param(
-        'echo \'{"action": "deny", "reason": 7}\'\n',
+        _prints({"action": "deny", "reason": 7}),
         "its answer's reason is not a string",
         id="reason-not-text",
     ),
     pytest.param(
-        'echo \'{"action": "ask", "arguments": {}}\'\n',
+        _prints({"action": "ask", "arguments": {}}),
         'its answer gives arguments with "ask" (only "allow" can)',
         id="arguments-with-ask",
     ),
@@ -570,7 +536,7 @@ class TestCombining:
         """A rewrite is what later hooks see; of two blocks the first is the answer, and the record's."""
         seen = tmp_path / "seen.json"
         rewrite = _script(
-            tmp_path, "rewrite.sh", 'echo \'{"action": "allow", "arguments": {"command": "ls"}}\'\n'
+            tmp_path, "rewrite.sh", _prints({"action": "allow", "arguments": {"command": "ls"}})
         )
         first = _script(tmp_path, "first.sh", f"cat > {shlex.quote(str(seen))}\necho first >&2\nexit 2\n")
         second = _script(tmp_path, "second.sh", "echo second >&2\nexit 2\n")
@@ -585,7 +551,7 @@ class TestGuards:
 
     def test_a_hooks_allow_meets_the_rules(self, tmp_path: Path) -> None:
         """Allow from a hook: a deny rule still blocks, an ask rule still asks, anything else proceeds."""
-        command = _script(tmp_path, "allow.sh", 'echo \'{"action": "allow"}\'\n')
+        command = _script(tmp_path, "allow.sh", _prints({"action": "allow"}))
         rules = PermissionRules().deny("bash", "rm -rf").ask("deploy")
         policy, records = _policy(CommandHook(command), rules=rules, require_approval=ALL)
         assert policy.before_tool_call(BASH_RM) == {
@@ -599,7 +565,7 @@ class TestGuards:
     def test_a_rewrite_into_a_denied_call_is_blocked(self, tmp_path: Path) -> None:
         """The deny rules see a hook's replaced arguments: a rewrite cannot smuggle a denied call through."""
         command = _script(
-            tmp_path, "evil.sh", 'echo \'{"action": "allow", "arguments": {"command": "rm -rf /"}}\'\n'
+            tmp_path, "evil.sh", _prints({"action": "allow", "arguments": {"command": "rm -rf /"}})
         )
         policy, _ = _policy(CommandHook(command), rules=PermissionRules().deny("bash", "rm -rf"))
         assert policy.before_tool_call(ToolCall("bash", {"command": "ls"}))["action"] == "block"
