@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, TypeAlias
 
-from ask_permissions import ApprovalPolicy, ApprovalQueue, PermissionRules, SessionPermissionGrants
+from ask_permissions import ApprovalPolicy, ApprovalQueue, Check, PermissionRules, SessionPermissionGrants
 
 __all__ = ["PLAN", "FetchTool", "Plan", "host_policy"]
 
@@ -32,11 +33,12 @@ class FetchTool:
 
 
 def host_policy(
-    queue_snapshot: object = None, grants_snapshot: object = None
+    queue_snapshot: object = None, grants_snapshot: object = None, checks: Sequence[Check] = ()
 ) -> tuple[ApprovalQueue, SessionPermissionGrants, ApprovalPolicy]:
     """A host process's queue, grants and policy, restored from the snapshots if given.
 
     read_file is allowed, delete_user denied, bash needs approval, and fetch is auto-approved by the queue.
+    ``checks`` are given to the policy as they are.
     """
     queue = ApprovalQueue(auto_approve={"fetch": True})
     if queue_snapshot is not None:
@@ -52,5 +54,6 @@ def host_policy(
         require_approval="bash",
         tools={"fetch": FetchTool()},
         session_grants=grants,
+        checks=checks,
     )
     return queue, grants, policy
