@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from ask_permissions import ApprovalPolicy, ApprovalQueue, PermissionRules, SessionPermissionGrants
 
-__all__ = ["PLAN", "FetchTool", "Plan", "host_policy"]
+__all__ = ["PLAN", "POLICY_FILE", "FetchTool", "Plan", "host_policy"]
+
+# The host policy below as a policy file: every integration loads it in the cross-integration tests.
+POLICY_FILE = Path(__file__).with_name("policy.toml")
 
 Plan: TypeAlias = dict[str, list[tuple[str, dict[str, Any]]]]
 
