@@ -7,7 +7,7 @@ from typing import Any, TypeAlias
 
 from ask_permissions import ApprovalPolicy, ApprovalQueue, PermissionRules, SessionPermissionGrants
 
-__all__ = ["PLAN", "POLICY_FILE", "FetchTool", "Plan", "host_policy"]
+__all__ = ["PLAN", "POLICY_FILE", "FetchTool", "Plan", "Recorder", "host_policy"]
 
 # The host policy below as a policy file: every integration loads it in the cross-integration tests.
 POLICY_FILE = Path(__file__).with_name("policy.toml")
@@ -58,3 +58,32 @@ def host_policy(
         session_grants=grants,
     )
     return queue, grants, policy
+
+
+class Recorder:
+    """The agent's tools as plain functions (each framework wraps them its own way); records what ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+
+        def read_file(path: str) -> str:
+            """Read a file."""
+            self.ran.append(("read_file", {"path": path}))
+            return f"contents of {path}"
+
+        def bash(command: str) -> str:
+            """Run a shell command."""
+            self.ran.append(("bash", {"command": command}))
+            return f"ran {command}"
+
+        def delete_user(name: str) -> str:
+            """Delete a user."""
+            self.ran.append(("delete_user", {"name": name}))
+            return f"deleted {name}"
+
+        def fetch(url: str) -> str:
+            """Fetch a URL."""
+            self.ran.append(("fetch", {"url": url}))
+            return f"fetched {url}"
+
+        self.functions = [read_file, bash, delete_user, fetch]

@@ -34,7 +34,7 @@ with warnings.catch_warnings():
     from ask_permissions import Action
     from ask_permissions.integrations.adk import PermissionPlugin, confirmation_decision
 
-    from .scenarios import PLAN, Plan, host_policy
+    from .scenarios import PLAN, Plan, Recorder, host_policy
 
 CONFIRMATION = "adk_request_confirmation"  # the function ADK calls to ask the client for a confirmation
 
@@ -65,33 +65,12 @@ class ScriptedLlm(BaseLlm):
         yield LlmResponse(content=types.Content(role="model", parts=reply))
 
 
-class Tools:
-    """The agent's tools; each records the calls that really ran."""
+class Tools(Recorder):
+    """The agent's tools (ADK wraps plain functions itself); each records the calls that really ran."""
 
     def __init__(self) -> None:
-        self.ran: list[tuple[str, dict[str, Any]]] = []
-
-        def read_file(path: str) -> str:
-            """Read a file."""
-            self.ran.append(("read_file", {"path": path}))
-            return f"contents of {path}"
-
-        def bash(command: str) -> str:
-            """Run a shell command."""
-            self.ran.append(("bash", {"command": command}))
-            return f"ran {command}"
-
-        def delete_user(name: str) -> str:
-            """Delete a user."""
-            self.ran.append(("delete_user", {"name": name}))
-            return f"deleted {name}"
-
-        def fetch(url: str) -> str:
-            """Fetch a URL."""
-            self.ran.append(("fetch", {"url": url}))
-            return f"fetched {url}"
-
-        self.all: list[Callable[..., Any] | BaseTool | BaseToolset] = [read_file, bash, delete_user, fetch]
+        super().__init__()
+        self.all: list[Callable[..., Any] | BaseTool | BaseToolset] = [*self.functions]
 
 
 class Host:

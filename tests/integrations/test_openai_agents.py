@@ -20,7 +20,7 @@ from openai.types.responses import ResponseFunctionToolCall, ResponseOutputMessa
 from ask_permissions import Action
 from ask_permissions.integrations.openai_agents import PermissionGuard
 
-from .scenarios import PLAN, Plan, host_policy
+from .scenarios import PLAN, Plan, Recorder, host_policy
 
 RUN_CONFIG = RunConfig(tracing_disabled=True)  # offline: no trace export
 
@@ -72,37 +72,12 @@ class ScriptedModel(Model):
         raise NotImplementedError("the tests run without streaming")
 
 
-class Tools:
-    """The agent's tools; each records the calls that really ran."""
+class Tools(Recorder):
+    """The agent's tools as SDK function tools; each records the calls that really ran."""
 
     def __init__(self) -> None:
-        self.ran: list[tuple[str, dict[str, Any]]] = []
-
-        @function_tool
-        def read_file(path: str) -> str:
-            """Read a file."""
-            self.ran.append(("read_file", {"path": path}))
-            return f"contents of {path}"
-
-        @function_tool
-        def bash(command: str) -> str:
-            """Run a shell command."""
-            self.ran.append(("bash", {"command": command}))
-            return f"ran {command}"
-
-        @function_tool
-        def delete_user(name: str) -> str:
-            """Delete a user."""
-            self.ran.append(("delete_user", {"name": name}))
-            return f"deleted {name}"
-
-        @function_tool
-        def fetch(url: str) -> str:
-            """Fetch a URL."""
-            self.ran.append(("fetch", {"url": url}))
-            return f"fetched {url}"
-
-        self.all: list[FunctionTool] = [read_file, bash, delete_user, fetch]
+        super().__init__()
+        self.all: list[FunctionTool] = [function_tool(function) for function in self.functions]
 
 
 class Host:

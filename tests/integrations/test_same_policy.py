@@ -12,7 +12,7 @@ import pytest
 from ask_permissions import ApprovalPolicy, load_policy
 from ask_permissions.policy._records import DecisionRecord
 
-from .scenarios import PLAN, POLICY_FILE
+from .scenarios import PLAN, POLICY_FILE, Recorder
 
 # The prompts the scripted models turn into one call each: allowed, denied, needs a person, auto-approved.
 PROMPTS = ("read", "delete", "list", "fetch")
@@ -23,35 +23,6 @@ class Seen(NamedTuple):
 
     verdict: str  # "ran", "asked", or "refused: <what the model read>"
     record: tuple[str, str, str, int | None]  # the record's tool, outcome, layer and action id
-
-
-class Recorder:
-    """The four tools as plain functions (each framework wraps them its own way); records what ran."""
-
-    def __init__(self) -> None:
-        self.ran: list[str] = []
-
-        def read_file(path: str) -> str:
-            """Read a file."""
-            self.ran.append("read_file")
-            return f"contents of {path}"
-
-        def bash(command: str) -> str:
-            """Run a shell command."""
-            self.ran.append("bash")
-            return f"ran {command}"
-
-        def delete_user(name: str) -> str:
-            """Delete a user."""
-            self.ran.append("delete_user")
-            return f"deleted {name}"
-
-        def fetch(url: str) -> str:
-            """Fetch a URL."""
-            self.ran.append("fetch")
-            return f"fetched {url}"
-
-        self.functions = [read_file, bash, delete_user, fetch]
 
 
 def _langchain(policy: ApprovalPolicy, prompt: str, tools: Recorder) -> str:
@@ -170,7 +141,7 @@ def _mcp(policy: ApprovalPolicy, prompt: str, tools: Recorder) -> str:
             results.append(await client.call_tool(name, arguments))
 
     asyncio.run(run())
-    tools.ran.extend(called for called, _ in upstream.ran)
+    tools.ran.extend(upstream.ran)
     (result,) = results
     (content,) = result.content
     text = getattr(content, "text", "")
@@ -201,7 +172,9 @@ EXPECTED = {
 class TestSamePolicyFile:
     """load_policy on one file gives the same decisions, records and outcomes in every integration."""
 
-    @pytest.mark.filterwarnings("ignore::UserWarning")  # ADK 1.x: tool confirmation is experimental
+    # ADK 1.x: tool confirmation is experimental, and early 1.x warns of plugins given in an App.
+    @pytest.mark.filterwarnings("ignore::UserWarning")
+    @pytest.mark.filterwarnings("ignore:The `plugins` argument is deprecated:DeprecationWarning")
     @pytest.mark.parametrize("integration", INTEGRATIONS)
     def test_every_integration_decides_the_file_alike(
         self, integration: Callable[[ApprovalPolicy, str, Recorder], str]
