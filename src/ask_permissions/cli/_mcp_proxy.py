@@ -25,7 +25,8 @@ def add_mcp_proxy_parser(commands: Any) -> None:
         "process's stdin/stdout. Each tools/call is decided by the policy: proceed forwards it, block "
         "answers with an error result, and a call that needs a person asks through MCP elicitation when "
         "the client supports it (accept approves once, decline rejects), else answers with an error result "
-        "naming the pending action.",
+        "naming the pending action. Exit status 0 once the client closes the connection, 2 for bad input "
+        "or an upstream server that fails to start or goes away.",
     )
     proxy.add_argument(
         "--policy", required=True, metavar="FILE", help="policy file (.toml for TOML, JSON otherwise)"
