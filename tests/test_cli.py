@@ -297,7 +297,7 @@ class TestCheck:
         [
             pytest.param(
                 ("chek",),
-                "argument COMMAND: invalid choice: 'chek' (choose from 'demo', 'check', 'lint'); "
+                "argument COMMAND: invalid choice: 'chek' (choose from 'demo', 'check', 'lint', 'mcp-proxy'); "
                 "see ask-permissions --help",
                 id="unknown-command",
             ),

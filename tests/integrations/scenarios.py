@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeAlias
 
 from ask_permissions import ApprovalPolicy, ApprovalQueue, Check, PermissionRules, SessionPermissionGrants
 
-__all__ = ["PLAN", "FetchTool", "Plan", "host_policy"]
+__all__ = ["PLAN", "POLICY_FILE", "FetchTool", "Plan", "Recorder", "host_policy"]
+
+# The host policy below as a policy file: every integration loads it in the cross-integration tests.
+POLICY_FILE = Path(__file__).with_name("policy.toml")
 
 Plan: TypeAlias = dict[str, list[tuple[str, dict[str, Any]]]]
 
@@ -57,3 +61,32 @@ def host_policy(
         checks=checks,
     )
     return queue, grants, policy
+
+
+class Recorder:
+    """The agent's tools as plain functions (each framework wraps them its own way); records what ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+
+        def read_file(path: str) -> str:
+            """Read a file."""
+            self.ran.append(("read_file", {"path": path}))
+            return f"contents of {path}"
+
+        def bash(command: str) -> str:
+            """Run a shell command."""
+            self.ran.append(("bash", {"command": command}))
+            return f"ran {command}"
+
+        def delete_user(name: str) -> str:
+            """Delete a user."""
+            self.ran.append(("delete_user", {"name": name}))
+            return f"deleted {name}"
+
+        def fetch(url: str) -> str:
+            """Fetch a URL."""
+            self.ran.append(("fetch", {"url": url}))
+            return f"fetched {url}"
+
+        self.functions = [read_file, bash, delete_user, fetch]
