@@ -297,8 +297,8 @@ class TestCheck:
         [
             pytest.param(
                 ("chek",),
-                "argument COMMAND: invalid choice: 'chek' (choose from 'demo', 'check', 'lint'); "
-                "see ask-permissions --help",
+                "argument COMMAND: invalid choice: 'chek' "
+                "(choose from 'demo', 'check', 'lint', 'mcp-proxy'); see ask-permissions --help",
                 id="unknown-command",
             ),
             pytest.param(

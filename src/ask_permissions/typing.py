@@ -39,6 +39,7 @@ __all__ = [
     "HookMatcherConfig",
     "HookResult",
     "HooksConfig",
+    "LayeredMode",
     "Mode",
     "OutcomeVerdict",
     "PendingResult",
@@ -51,6 +52,7 @@ __all__ = [
     "ResolutionScope",
     "Resolver",
     "RuleSetLayer",
+    "SettingsSourceName",
     "ToolCallLike",
 ]
 
@@ -87,6 +89,15 @@ RecordVerdict: TypeAlias = Literal[
 arguments) / ``deny``; ``ask`` before a person answers, then ``ask_allowed`` or ``ask_denied``;
 ``ask_unresolved`` when nobody could answer (no resolver, or an unattended session), ``ask_expired`` past the
 ask's deadline, ``cancelled`` when the caller gave up waiting."""
+
+LayeredMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+"""A ``LayeredPolicy``'s mode (seed 002): ``default`` asks what no rule allows; ``acceptEdits`` also allows
+edits inside the working directories; ``plan`` allows only read-only tools; ``bypassPermissions`` allows what
+no deny rule, ask rule or safety check stops; ``dontAsk`` blocks what would ask; ``auto`` lets a reviewer
+answer asks."""
+
+SettingsSourceName: TypeAlias = Literal["managed", "user", "project", "local", "cli", "command", "session"]
+"""A settings source, highest priority first (seed 002's policySettings → session)."""
 
 ResolutionScope: TypeAlias = Literal["once", "session", "project"]
 """How far a person's approval reaches: this call only, the session, or the project."""

@@ -19,7 +19,7 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from ask_permissions import Action
+from ask_permissions import Action, Check, PermissionCheck, check
 from ask_permissions.integrations.langchain import PermissionMiddleware
 
 from .scenarios import PLAN, Plan, host_policy
@@ -120,9 +120,10 @@ class Host:
         queue_snapshot: object = None,
         grants_snapshot: object = None,
         on_project_grant: Callable[[Action], object] | None = None,
+        checks: Sequence[Check] = (),
     ) -> None:
         self.saver = saver or InMemorySaver()
-        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot)
+        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot, checks)
         self.on_project_grant = on_project_grant
         self.tools = Tools()
         self.model = ScriptedChatModel(plan=PLAN)
@@ -449,3 +450,17 @@ class TestMiddleware:
         middleware = PermissionMiddleware(host.policy)
         assert middleware.policy is host.policy
         assert repr(middleware).startswith("<PermissionMiddleware policy=")
+
+
+class TestRewrittenArguments:
+    """A check that rewrites the arguments makes the tool run with the new ones."""
+
+    def test_the_tool_runs_with_the_replaced_arguments(self) -> None:
+        """bash is allowed once its command is made harmless; the tool sees the rewrite, not the model's."""
+        harmless = check(
+            lambda call: PermissionCheck.modify({"command": "ls -1"}) if call.name == "bash" else None,
+            rule_id="harmless",
+        )
+        host = Host(checks=[harmless])
+        host.say("list")
+        assert host.tools.ran == [("bash", {"command": "ls -1"})]

@@ -16,6 +16,8 @@ from ask_permissions.settings._policy_file import load_policy
 
 from ._demo import run_demo
 from ._lint import describe_patterns, lint_policy, rule_label
+from ._mcp_proxy import COMMAND as MCP_PROXY
+from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
 
 __all__ = [
     "EXIT_AUTO_APPROVED",
@@ -98,6 +100,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EXIT_STATUSES,
     )
     lint.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
+    add_mcp_proxy_parser(commands)
     return parser
 
 
@@ -123,6 +126,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return _check(options.policy, options.tool, options.args_json, as_json=options.json)
         if options.command == "lint":
             return _lint(options.policy)
+        if options.command == MCP_PROXY:
+            return run_mcp_proxy(options)
         return run_demo(sys.stdout)
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep the interpreter's final flush quiet.

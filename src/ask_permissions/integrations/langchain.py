@@ -21,6 +21,8 @@ Needs a checkpointer (the graph must be resumable) and ``pip install 'ask-permis
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, final
 
@@ -34,8 +36,6 @@ except ImportError as error:
         "ask_permissions.integrations.langchain needs LangChain v1 and LangGraph: "
         "pip install 'ask-permissions[langchain]'"
     ) from error
-
-import threading
 
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._outcome import Outcome
@@ -99,8 +99,8 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         handler: Callable[[ToolCallRequest], _ToolResult],
     ) -> _ToolResult:
         """Run the tool if the policy (or a person) allows it; otherwise answer the model with the reason."""
-        refusal = self._gate(request)
-        return handler(request) if refusal is None else refusal
+        decided = self._gate(request)
+        return handler(decided) if isinstance(decided, ToolCallRequest) else decided
 
     async def awrap_tool_call(
         self,
@@ -108,11 +108,12 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         handler: Callable[[ToolCallRequest], Awaitable[_ToolResult]],
     ) -> _ToolResult:
         """The async twin of ``wrap_tool_call``."""
-        refusal = self._gate(request)
-        return await handler(request) if refusal is None else refusal
+        decided = self._gate(request)
+        return await handler(decided) if isinstance(decided, ToolCallRequest) else decided
 
-    def _gate(self, request: ToolCallRequest) -> ToolMessage | None:
-        """``None`` when the tool may run, else the ``ToolMessage`` the model gets instead; may interrupt."""
+    def _gate(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
+        """The request to run (with the policy's replaced arguments, if any), or the ``ToolMessage`` the model
+        gets instead; may interrupt."""
         call = request.tool_call
         name, args, call_id = call["name"], call["args"], call["id"]
         result = self._noted_result(call_id, name) or self._policy.before_tool_call(
@@ -138,7 +139,12 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         with self._lock:
             if call_id is not None:
                 self._paused.pop(call_id, None)
-        return None if outcome.runs else _refusal(request, outcome.reason or pending_reason(name))
+        if not outcome.runs:
+            return _refusal(request, outcome.reason or pending_reason(name))
+        if outcome.modified:
+            # ToolCallRequest is a dataclass: replace() works on every LangChain release the extra allows.
+            return dataclasses.replace(request, tool_call={**call, "args": outcome.arguments})
+        return request
 
     def _noted_result(self, call_id: str | None, name: str) -> HookResult | None:
         """The pending result of the action this middleware paused for the call, if it noted one."""

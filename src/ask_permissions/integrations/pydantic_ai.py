@@ -97,7 +97,8 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
                 )
         if not outcome.runs:
             raise ToolFailed(outcome.reason or pending_reason(name))
-        return await super().call_tool(name, tool_args, ctx, tool)
+        arguments = outcome.arguments if outcome.modified else tool_args
+        return await super().call_tool(name, arguments, ctx, tool)
 
     def _approved(self, name: str, args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Outcome:
         """The host approved this call in ``DeferredToolResults``: run it if the queue agrees."""

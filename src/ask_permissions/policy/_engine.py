@@ -46,6 +46,7 @@ from ask_permissions.typing import (
     ProceedResult,
     RecordVerdict,
     ResolutionScope,
+    Resolver,
 )
 
 from ._arguments import same_arguments
@@ -53,7 +54,7 @@ from ._digest import args_digest
 from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, rejection_text
 from ._records import DecisionRecord, MatchedRule
 from ._resolution import permission_request, read_answer
-from ._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK, Resolver, ask_async, ask_sync, unresolved_reason
+from ._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK, ask_async, ask_sync, unresolved_reason
 from ._results import pending_reason
 
 if TYPE_CHECKING:

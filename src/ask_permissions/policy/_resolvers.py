@@ -5,11 +5,19 @@ from __future__ import annotations
 import asyncio
 import inspect
 import threading
-from typing import Final
+from collections.abc import Callable
+from typing import Final, TypeVar
 
 from ask_permissions.typing import Answer, PermissionRequest, Resolver
 
-__all__ = ["CANCELLED_FEEDBACK", "EXPIRED_FEEDBACK", "Resolver", "ask_async", "ask_sync", "unresolved_reason"]
+__all__ = [
+    "CANCELLED_FEEDBACK",
+    "EXPIRED_FEEDBACK",
+    "ask_async",
+    "ask_sync",
+    "call_with_deadline",
+    "unresolved_reason",
+]
 
 EXPIRED_FEEDBACK: Final = "expired"
 """The feedback of an action rejected because its resolver missed the deadline (as ``expire_pending``)."""
@@ -31,26 +39,41 @@ def ask_sync(resolver: Resolver, request: PermissionRequest, timeout: float | No
         TypeError: the resolver is async (use ``adecide``).
         Whatever the resolver raises.
     """
+    return call_with_deadline(lambda: _sync_answer(resolver(request)), timeout, "the resolver")
+
+
+T = TypeVar("T")
+
+
+def call_with_deadline(function: Callable[[], T], timeout: float | None, who: str) -> T:
+    """``function()`` in this thread, or, with a timeout, in a helper thread waited for that long.
+
+    The helper is a daemon of its own: a callable that never returns must neither keep the process alive nor
+    hold a pool's thread. Its late result is dropped.
+
+    Raises:
+        TimeoutError: no result within ``timeout`` seconds.
+        Whatever ``function`` raises.
+    """
     if timeout is None:
-        return _sync_answer(resolver(request))
+        return function()
     box: dict[str, object] = {}
     done = threading.Event()
 
     def run() -> None:
         try:
-            box["answer"] = _sync_answer(resolver(request))
+            box["result"] = function()
         except BaseException as error:  # handed to the waiting thread
             box["error"] = error
         finally:
             done.set()
 
-    # A daemon: a resolver that never answers must not keep the process alive.
-    threading.Thread(target=run, name="ask_permissions-resolver", daemon=True).start()
+    threading.Thread(target=run, name="ask_permissions-deadline", daemon=True).start()
     if not done.wait(timeout):
-        raise TimeoutError(f"the resolver did not answer within {timeout} s")
+        raise TimeoutError(f"{who} did not answer within {timeout} s")
     if "error" in box:
         raise box["error"]  # type: ignore[misc]  # a BaseException, stored above
-    return box["answer"]  # type: ignore[return-value]  # an Answer, stored above
+    return box["result"]  # type: ignore[return-value]  # what function returned
 
 
 def _sync_answer(answer: object) -> Answer:
