@@ -9,8 +9,10 @@ from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
 from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
+from .policy._command_hooks import CommandHook
 from .policy._digest import args_digest
 from .policy._gate import Approval, Permissions
+from .policy._hooks import Hooks
 from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
 from .policy._records import DecisionRecord, MatchedRule
@@ -33,9 +35,11 @@ __all__ = [
     "ApprovalQueue",
     "BlockResult",
     "Check",
+    "CommandHook",
     "DecisionLayer",
     "DecisionRecord",
     "HookResult",
+    "Hooks",
     "InvalidSnapshotError",
     "MatchedRule",
     "Outcome",

@@ -4,9 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, Protocol, Required, TypeAlias, TypedDict
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NotRequired,
+    Protocol,
+    Required,
+    TypeAlias,
+    TypedDict,
+    runtime_checkable,
+)
 
 if TYPE_CHECKING:
+    from ask_permissions._tool_call import ToolCall
+    from ask_permissions.policy._checks import PermissionCheck
     from ask_permissions.policy._outcome import Outcome
     from ask_permissions.policy._records import DecisionRecord
     from ask_permissions.queue._queue import Action, ApprovalQueue
@@ -18,11 +30,15 @@ __all__ = [
     "BlockResult",
     "Classifier",
     "Clock",
+    "CommandHookConfig",
     "Decision",
     "DecisionLayer",
     "GrantsLike",
     "HookAction",
+    "HookFunction",
+    "HookMatcherConfig",
     "HookResult",
+    "HooksConfig",
     "LayeredMode",
     "Mode",
     "OutcomeVerdict",
@@ -30,6 +46,7 @@ __all__ = [
     "PermissionDecision",
     "PermissionRequest",
     "PolicyLike",
+    "PreToolUseHook",
     "ProceedResult",
     "RecordVerdict",
     "ResolutionScope",
@@ -251,3 +268,52 @@ feedback)."""
 Resolver: TypeAlias = "Callable[[PermissionRequest], Answer | Awaitable[Answer]]"
 """Answers an ask for ``policy.decide`` / ``adecide``: given the pending request, returns or awaits an
 ``Answer``."""
+
+
+@runtime_checkable
+class PreToolUseHook(Protocol):
+    """Anything a policy's ``hooks=`` can run before the rules: a ``CommandHook``, or a host's own object.
+
+    ``matches`` says whether the hook applies to a tool; ``run`` answers for one call (``cwd`` and ``mode``
+    are the policy's, what a command hook tells its process). ``run`` must not raise for a hook that guards:
+    a command hook turns every failure into a deny.
+    """
+
+    @property
+    def hook_id(self) -> str:
+        """What records (``rule_id``) name the hook by: its command, or the function's name."""
+        ...
+
+    def matches(self, tool_name: str) -> bool: ...
+
+    def run(self, call: ToolCall, *, cwd: str, mode: str | None) -> PermissionCheck | None: ...
+
+
+HookFunction: TypeAlias = "Callable[[ToolCall], PermissionCheck | None]"
+"""A hook written in Python: a function of the call answering a ``PermissionCheck`` or ``None`` (pass)."""
+
+
+class CommandHookConfig(TypedDict):
+    """One command hook in a configuration: ``{"type": "command", "command": "...", "timeout": 10}``.
+
+    ``timeout`` is seconds (default 60, at most 600); ``shell`` runs the command with ``/bin/sh -c``.
+    """
+
+    type: Literal["command"]
+    command: str
+    timeout: NotRequired[float | None]
+    shell: NotRequired[bool | None]
+
+
+class HookMatcherConfig(TypedDict):
+    """The hooks for some tools: ``matcher`` is a tool name, ``"A|B"``, or ``"*"`` (or empty, or absent) for
+    every tool."""
+
+    matcher: NotRequired[str | None]
+    hooks: list[CommandHookConfig]
+
+
+class HooksConfig(TypedDict, total=False):
+    """A hooks configuration (policy files' ``hooks`` key): ``{"PreToolUse": [...]}``."""
+
+    PreToolUse: list[HookMatcherConfig] | None

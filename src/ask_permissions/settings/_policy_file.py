@@ -11,6 +11,7 @@ from typing import Any, Final, NoReturn, TypeAlias, TypeVar
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, read_bool, read_list, read_mapping, read_str, read_version
 from ask_permissions.policy._approval import MODES, ApprovalPolicy
+from ask_permissions.policy._hooks import Hooks
 from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
 from ask_permissions.queue._grants import SessionPermissionGrants
@@ -30,7 +31,7 @@ PolicySource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 RISK_LEVELS: Final = ("low", "medium", "high", "critical")
 """The ``risk_level`` values a policy file may declare (``high`` and ``critical`` are elevated)."""
 
-_KEYS: Final = ("mode", "rules", "require_approval", "tools", "auto_approve", "session_grants")
+_KEYS: Final = ("mode", "rules", "require_approval", "tools", "auto_approve", "session_grants", "hooks")
 _TOOL_FLAGS: Final = ("approval_required", "auto_approvable", "always_ask")
 # Each declared text must be one of these: a typo would otherwise silently read as "unknown" or "not
 # elevated".
@@ -55,8 +56,10 @@ def load_policy(
 
     The file holds ``version`` (1) and, each optional, ``mode``, ``rules`` (a ``PermissionRules`` or
     ``PermissionRuleSet`` snapshot), ``require_approval``, ``tools``, ``auto_approve`` and
-    ``session_grants`` (see the README). The policy always gets a ``SessionPermissionGrants`` (empty
-    when the file has none), so a host can grant tools as people answer.
+    ``session_grants`` (see the README), and ``hooks`` (``{"PreToolUse": [...]}``, read by
+    ``Hooks.from_config``; a relative program path is found in the file's own folder). The policy always
+    gets a ``SessionPermissionGrants`` (empty when the file has none), so a host can grant tools as people
+    answer.
 
     A file is read only up to ``MAX_POLICY_FILE_BYTES`` (64 MiB); a larger one is refused before it is read
     whole. Tool entries declare ``risk_level`` as one of ``RISK_LEVELS`` (``low``, ``medium``, ``high``,
@@ -91,6 +94,7 @@ def load_policy(
             return _build(
                 data,
                 queue,
+                base_dir=os.path.dirname(os.path.abspath(where)) if where else None,
                 project_grants=project_grants,
                 on_decision=on_decision,
                 clock=clock,
@@ -153,7 +157,7 @@ def _regex_pattern_objects(data: object) -> Iterator[tuple[str, Mapping[str, obj
             stack.extend((child(path, index), item) for index, item in reversed(list(enumerate(value))))
 
 
-def _build(data: object, queue: ApprovalQueue | None, **host: Any) -> ApprovalPolicy:
+def _build(data: object, queue: ApprovalQueue | None, *, base_dir: str | None, **host: Any) -> ApprovalPolicy:
     """Validate everything first, then build: a bad field never leaves half a policy behind."""
     config = read_mapping(data, "", required=("version",), optional=_KEYS)
     read_version(config, "")
@@ -163,6 +167,9 @@ def _build(data: object, queue: ApprovalQueue | None, **host: Any) -> ApprovalPo
     tools = _optional(config, "tools", _read_tools)
     auto_approve = _optional(config, "auto_approve", _read_auto_approve) or {}
     session_grants = _optional(config, "session_grants", _read_grants) or SessionPermissionGrants()
+    hooks = _optional(
+        config, "hooks", lambda value, path: Hooks.from_config(value, path=path, base_dir=base_dir)
+    )
     if queue is None:
         queue = ApprovalQueue(auto_approve=auto_approve)
     elif auto_approve:
@@ -177,6 +184,7 @@ def _build(data: object, queue: ApprovalQueue | None, **host: Any) -> ApprovalPo
         tools=tools,
         mode=mode,
         session_grants=session_grants,
+        hooks=hooks,
         **host,
     )
 
