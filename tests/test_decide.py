@@ -310,3 +310,58 @@ class TestResolutionRecords:
         policy.reject(1)
         assert _verdicts(records) == [("ask", 1), ("ask_denied", 1)]
         assert records[1].reason == "The call to 'bash' was rejected: no"
+
+
+class TestBlockingHooksOffTheLoop:
+    """A policy with hooks takes adecide's decision in a worker thread: the loop keeps running."""
+
+    def test_the_loop_runs_while_a_hook_waits(self) -> None:
+        """A hook waiting on the loop's own progress finishes: it was not run on the loop."""
+        started = threading.Event()
+        release = threading.Event()
+        released: list[bool] = []
+
+        def hook(call: ToolCall) -> None:
+            started.set()
+            released.append(release.wait(JOIN_TIMEOUT))
+
+        policy = ApprovalPolicy(queue=ApprovalQueue(), hooks=[hook])
+
+        async def main() -> object:
+            task = asyncio.create_task(policy.adecide(ToolCall("ls", {}, "tc")))
+            assert await asyncio.to_thread(started.wait, JOIN_TIMEOUT)
+            release.set()
+            return await task
+
+        assert asyncio.run(main()) == {"action": "proceed"}
+        assert released == [True]
+
+    def test_a_cancel_during_the_decision_rejects_what_it_queued(self) -> None:
+        """Cancelled while the hook runs, adecide still rejects the action the hook's ask queued."""
+        started = threading.Event()
+        release = threading.Event()
+
+        def hook(call: ToolCall) -> PermissionCheck:
+            started.set()
+            release.wait(JOIN_TIMEOUT)
+            return PermissionCheck.ask()
+
+        records: list[DecisionRecord] = []
+        policy = ApprovalPolicy(queue=ApprovalQueue(), hooks=[hook], on_decision=records.append)
+
+        async def main() -> None:
+            task = asyncio.create_task(
+                policy.adecide(ToolCall("ls", {}, "tc"), resolver=lambda request: True)
+            )
+            assert await asyncio.to_thread(started.wait, JOIN_TIMEOUT)
+            task.cancel()
+            await asyncio.sleep(0)
+            release.set()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(main())
+        action = policy.lookup(1)
+        assert action is not None
+        assert (action.status, action.feedback) == ("rejected", "cancelled while awaiting approval")
+        assert [record.verdict for record in records] == ["ask", "cancelled"]

@@ -211,7 +211,7 @@ def _default(call: _Call) -> Opinion | None:
 
 _TABLE: Final[Table[_Call]] = Table(
     (
-        Layer("hook", _hook),
+        Layer("hook", _hook, blocking=True),
         Layer("deny_rule", _deny_rule, guard=True),
         Layer("always_ask", _always_ask, guard=True),
         Layer("read_only", _read_only, guard=True),

@@ -163,12 +163,14 @@ F_contra = TypeVar("F_contra", bound=Facts, contravariant=True)
 class Layer(Generic[F_contra]):
     """One named layer of a table: its name is what decision records report when it decides.
 
-    A guard layer's objections (block, ask) also apply to the provisional opinions of other layers.
+    A guard layer's objections (block, ask) also apply to the provisional opinions of other layers. A blocking
+    layer may wait on the outside world (a hook's process), so ``adecide`` runs such a table off the loop.
     """
 
     name: str
     decide: Callable[[F_contra], Opinion | None]
     guard: bool = False
+    blocking: bool = False
 
 
 @final
@@ -243,7 +245,7 @@ class Table(Generic[F]):
     """A policy's steps, checked once: deciding layers first (the last always has an opinion), then
     rewrites, then the fixed texts."""
 
-    __slots__ = ("_deciders", "_rewrite_steps", "guards", "layers", "names", "rewrites", "texts")
+    __slots__ = ("_deciders", "_rewrite_steps", "blocks", "guards", "layers", "names", "rewrites", "texts")
 
     _SETTLED_PER_LAYER: Final = 64  # the constants a layer returns; opinions made per call are not kept
 
@@ -258,6 +260,8 @@ class Table(Generic[F]):
         self.layers: Final = layers
         self.guards: Final = tuple(layer for layer in layers if layer.guard)
         self._rewrite_steps: Final = rewrites
+        # Layers that may wait on the outside world (a hook's process): async callers decide off the loop.
+        self.blocks: Final = any(layer.blocking for layer in layers)
         self.rewrites: Final = tuple((rewrite.verdicts, rewrite.rewrite) for rewrite in rewrites)
         self.texts: Final = texts
         self.names: Final = tuple(names)
@@ -548,7 +552,10 @@ class Engine(Generic[F]):
         the cancelled call never returns a proceed, so the tool never runs.
         """
         _check_timeout(timeout)
-        ask = self._ask_first(tool_call, context, resolver)
+        if self._table.blocks:
+            ask = await self._ask_first_off_the_loop(tool_call, context, resolver)
+        else:
+            ask = self._ask_first(tool_call, context, resolver)
         if not isinstance(ask, _Asking):
             return ask
         if resolver is None:
@@ -570,6 +577,26 @@ class Engine(Generic[F]):
             task = asyncio.current_task()
             if task is not None and task.cancelling():
                 self._cancelled_late(ask)
+
+    async def _ask_first_off_the_loop(
+        self, tool_call: object, context: object, resolver: Resolver | None
+    ) -> ProceedResult | BlockResult | _Asking:
+        """``_ask_first`` in a worker thread, for tables whose layers may block (command hooks).
+
+        A cancel while it runs waits for it to finish, then rejects what it queued: nothing is left waiting
+        for a caller that is gone.
+        """
+        decision = asyncio.ensure_future(asyncio.to_thread(self._ask_first, tool_call, context, resolver))
+        try:
+            return await asyncio.shield(decision)
+        except asyncio.CancelledError:
+            try:
+                ask = await decision
+            except BaseException:
+                raise asyncio.CancelledError from None
+            if isinstance(ask, _Asking):
+                self._reject_as(ask.action_id, CANCELLED_FEEDBACK, "cancelled", always_record=True)
+            raise
 
     def _ask_first(
         self, tool_call: object, context: object, resolver: Resolver | None
