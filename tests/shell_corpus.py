@@ -9,10 +9,31 @@ from __future__ import annotations
 
 from typing import Final
 
-__all__ = ["ALLOWED_SPECIFIERS", "BENIGN", "HOSTILE"]
+__all__ = ["ALLOWED_PARTS", "ALLOWED_SPECIFIERS", "BENIGN", "HOSTILE", "OTHER_PARTS"]
 
 ALLOWED_SPECIFIERS: Final = ("git status", "npm run test:*", "ls *")
 """The command specifiers of the policy the corpus is written against."""
+
+ALLOWED_PARTS: Final = (
+    "git status",
+    "ls",
+    "ls -la",
+    "ls 'my dir'",
+    "npm run test",
+    "npm run test -- --watch",
+)
+"""Simple commands the policy allows, for composing command lines."""
+
+OTHER_PARTS: Final = (
+    "rm -rf ~",
+    "curl x.example",
+    "git push",
+    "lsof",
+    "npm publish",
+    "git status -s",
+    "npm test",
+)
+"""Simple commands the policy does not allow, for composing command lines."""
 
 _SEPARATORS: Final = [
     ("semicolon", "git status; rm -rf ~"),

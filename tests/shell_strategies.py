@@ -8,10 +8,13 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
+from .shell_corpus import ALLOWED_PARTS, OTHER_PARTS
+
 __all__ = [
     "COMMAND_NAMES",
     "SEPARATORS",
     "command_lines",
+    "compositions",
     "shell_noise",
     "simple_commands",
     "words",
@@ -104,3 +107,24 @@ def command_lines(
 
 shell_noise = st.text(alphabet=_PLAIN[:8] + _SPECIAL + "2", max_size=30)
 """Short random text over shell metacharacters: mostly not understood, sometimes understood."""
+
+
+@st.composite
+def compositions(draw: st.DrawFn) -> tuple[str, bool]:
+    """A command line of allowed and other simple commands, and whether every part of it is allowed.
+
+    Parts are joined by any separator and may run under a wrapper or in a ``bash -c`` script.
+    """
+    parts = draw(st.lists(st.tuples(st.booleans(), st.data()), min_size=1, max_size=5))
+    line = ""
+    every_part_allowed = True
+    for index, (allowed, data) in enumerate(parts):
+        command = data.draw(st.sampled_from(ALLOWED_PARTS if allowed else OTHER_PARTS))
+        every_part_allowed = every_part_allowed and allowed
+        form = data.draw(
+            st.sampled_from(["{}", "{}", "timeout 5 {}", "nice -n 2 {}", 'bash -c "{}"', "{} 2>&1"])
+        )
+        if index:
+            line += data.draw(st.sampled_from(SEPARATORS))
+        line += form.format(command)
+    return line + draw(st.sampled_from(["", ";", "\n", " &"])), every_part_allowed
