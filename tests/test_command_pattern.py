@@ -17,7 +17,8 @@ from ask_permissions.typing import Decision
 
 from .shell_corpus import ALLOWED_SPECIFIERS, BENIGN, HOSTILE
 from .shell_strategies import compositions, shell_noise
-from .strategies import assert_snapshot_error, json_values, restored_or_rejected
+from .specifier_snapshots import restored_or_rejected
+from .strategies import assert_snapshot_error, json_values
 
 POLICY = tuple(CommandPattern(text) for text in ALLOWED_SPECIFIERS)
 

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from ask_permissions.rules._paths import PathPattern, normalize_path
 from ask_permissions.typing import Decision
 
-from .strategies import assert_snapshot_error, json_values, restored_or_rejected
+from .specifier_snapshots import restored_or_rejected
+from .strategies import assert_snapshot_error, json_values
 
 ROOT = "/work/proj"
 HOME = "/home/user"
