@@ -28,12 +28,9 @@ def restored_or_rejected(read: Callable[[Any], T], snapshot: object) -> T | None
         except InvalidSnapshotError as error:
             path = error.path
     nodes = nodes_by_path(snapshot)
-    missing = {
-        child(parent, key)
-        for parent, node in nodes.items()
-        if isinstance(node, Mapping)
-        for key in _REQUIRED_KEYS
-        if key not in node
-    }
+    mappings = [(parent, node) for parent, node in nodes.items() if isinstance(node, Mapping)]
+    if isinstance(snapshot, Mapping):
+        mappings.append(("", snapshot))  # a "" key's path is the root's own, so nodes may hide the root
+    missing = {child(parent, key) for parent, node in mappings for key in _REQUIRED_KEYS if key not in node}
     assert path in nodes or path in missing, f"error path {path!r} is not in the snapshot"
     return None
