@@ -11,12 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from ask_permissions.policy._reviewer import DenialTracker, Review, read_review, review
-from ask_permissions.typing import PermissionRequest
+from ask_permissions.typing import ReviewRequest
 
 from .threads import JOIN_TIMEOUT
 
-REQUEST: PermissionRequest = {
-    "action_id": 1,
+REQUEST: ReviewRequest = {
     "tool_call_id": "tc",
     "tool": "bash",
     "args": {"command": "make"},
@@ -61,7 +60,7 @@ class TestReview:
     def test_an_async_verdict_without_a_loop(self) -> None:
         """An async reviewer is awaited on a loop of its own."""
 
-        async def reviewer(request: PermissionRequest) -> Review:
+        async def reviewer(request: ReviewRequest) -> Review:
             await asyncio.sleep(0)
             return Review("deny", "risky")
 
@@ -70,7 +69,7 @@ class TestReview:
     def test_an_async_verdict_from_inside_a_running_loop(self) -> None:
         """Called from async code (a sync hook inside an event loop), it still answers without deadlocking."""
 
-        async def reviewer(request: PermissionRequest) -> bool:
+        async def reviewer(request: ReviewRequest) -> bool:
             return True
 
         async def main() -> Review | None:
@@ -81,7 +80,7 @@ class TestReview:
     def test_a_raising_reviewer_asks_a_person(self, caplog: pytest.LogCaptureFixture) -> None:
         """An exception is logged and gives no verdict."""
 
-        def reviewer(request: PermissionRequest) -> bool:
+        def reviewer(request: ReviewRequest) -> bool:
             raise ConnectionError("model down")
 
         with caplog.at_level(logging.WARNING, logger="ask_permissions.reviewer"):
@@ -93,7 +92,7 @@ class TestReview:
         release = threading.Event()
         finished = threading.Event()
 
-        def reviewer(request: PermissionRequest) -> bool:
+        def reviewer(request: ReviewRequest) -> bool:
             release.wait(JOIN_TIMEOUT)
             finished.set()
             return True

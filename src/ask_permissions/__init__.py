@@ -13,10 +13,13 @@ from .policy._command_hooks import CommandHook
 from .policy._digest import args_digest
 from .policy._gate import Approval, Permissions
 from .policy._hooks import Hooks
+from .policy._layered import LayeredPolicy, ModeChange
 from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
 from .policy._records import DecisionRecord, MatchedRule
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
+from .policy._reviewer import DenialTracker, Review
+from .policy._safety import PROTECTED_PATHS, ProtectedPaths
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
 from .queue._queue import Action, ApprovalQueue
@@ -24,11 +27,14 @@ from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
 from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
 from .settings._policy_file import load_policy
+from .settings._settings import PermissionSettings
+from .settings._sources import SettingsSource
 from .typing import DecisionLayer
 
 __all__ = [
     "ALL",
     "DANGEROUS_TOOLS",
+    "PROTECTED_PATHS",
     "Action",
     "Approval",
     "ApprovalPolicy",
@@ -38,22 +44,29 @@ __all__ = [
     "CommandHook",
     "DecisionLayer",
     "DecisionRecord",
+    "DenialTracker",
     "HookResult",
     "Hooks",
     "InvalidSnapshotError",
+    "LayeredPolicy",
     "MatchedRule",
+    "ModeChange",
     "Outcome",
     "PendingResult",
     "PermissionCheck",
     "PermissionRuleSet",
     "PermissionRules",
+    "PermissionSettings",
     "Permissions",
     "PermissionsError",
     "PlanModePolicy",
     "ProceedResult",
+    "ProtectedPaths",
+    "Review",
     "Rule",
     "RuleMatch",
     "SessionPermissionGrants",
+    "SettingsSource",
     "ToolCall",
     "ToolMetadata",
     "__version__",

@@ -39,6 +39,7 @@ __all__ = [
     "HookMatcherConfig",
     "HookResult",
     "HooksConfig",
+    "LayeredLayer",
     "LayeredMode",
     "Mode",
     "OutcomeVerdict",
@@ -51,6 +52,7 @@ __all__ = [
     "RecordVerdict",
     "ResolutionScope",
     "Resolver",
+    "ReviewRequest",
     "RuleSetLayer",
     "SettingsSourceName",
     "ToolCallLike",
@@ -163,7 +165,21 @@ ApprovalLayer: TypeAlias = Literal[
 gem's nine are here with hooks before them and the host's checks after the name-only guards; its fifth layer
 is two (session, then project grant), its eighth three, in its code order."""
 
-DecisionLayer: TypeAlias = ApprovalLayer | Literal["resolution"]
+LayeredLayer: TypeAlias = Literal[
+    "hook",
+    "deny_rule",
+    "ask_rule",
+    "tool_check",
+    "check",
+    "safety_check",
+    "mode",
+    "allow_rule",
+    "default",
+]
+"""The layers of a ``LayeredPolicy``, in the order it consults them (seed 002's order): the names its records
+report."""
+
+DecisionLayer: TypeAlias = ApprovalLayer | LayeredLayer | Literal["resolution"]
 """The layer that decided a call, as a ``DecisionRecord`` reports it (``"resolution"``: a record of how an
 ask ended, when the record of the ask itself is no longer known)."""
 
@@ -259,6 +275,15 @@ class PolicyLike(Protocol):
     ) -> Outcome:
         """What the host does with a decided call: run, refuse or wait."""
         ...
+
+
+class ReviewRequest(TypedDict):
+    """What ``auto`` mode's reviewer sees of an ask: the tool, the call's id and arguments, and its reason."""
+
+    tool: str
+    tool_call_id: str | None
+    args: Any
+    reason: str
 
 
 Answer: TypeAlias = "bool | Mapping[str, object]"

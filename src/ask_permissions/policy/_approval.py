@@ -23,7 +23,7 @@ from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, Mode
 from ._checks import Check, read_checks, run_checks
 from ._engine import UNATTENDED, Engine, Layer, Opinion, Table, Texts
 from ._hooks import Hooks, read_hooks
-from ._outcome import ProjectGrantHook
+from ._outcome import ProjectGrantHook, grants_plan
 from ._records import DecisionRecord, MatchedRule
 from ._rules_reader import Reading, rules_reader
 from ._tool_metadata import ToolMetadata, ToolRegistry
@@ -366,7 +366,7 @@ class ApprovalPolicy(Engine[_Call]):
             clock=clock,
             on_decision=on_decision,
             interactive=interactive,
-            session_grants=session_grants,
+            scopes=grants_plan(session_grants),
             on_project_grant=on_project_grant,
         )
         self._rules: Final = rules

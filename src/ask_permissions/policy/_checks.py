@@ -49,11 +49,15 @@ class PermissionCheck:
         reason: a deny's reason or an ask's prompt (``None``: the policy's fixed text).
         arguments: a modify's replacement arguments (not re-validated against the tool's schema: keep them
             valid yourself).
+        safety: an ask that is a safety check: in a layered policy no mode and no allow rule lifts it.
+        reviewable: whether ``auto`` mode's reviewer may answer the ask instead of a person.
     """
 
     verdict: CheckVerdict
     reason: str | None = None
     arguments: object = UNCHANGED
+    safety: bool = False
+    reviewable: bool = True
 
     @classmethod
     def allow(cls) -> PermissionCheck:
@@ -66,9 +70,16 @@ class PermissionCheck:
         return cls("deny", _text(reason, "reason"))
 
     @classmethod
-    def ask(cls, prompt: str | None = None) -> PermissionCheck:
-        """Ask a person; ``prompt`` (what the call would do) is the pending reason."""
-        return cls("ask", None if prompt is None else _text(prompt, "prompt"))
+    def ask(
+        cls, prompt: str | None = None, *, safety: bool = False, reviewable: bool | None = None
+    ) -> PermissionCheck:
+        """Ask a person; ``prompt`` (what the call would do) is the pending reason.
+
+        ``safety=True`` makes it a safety check no mode or allow rule lifts; its reviewer may not answer it
+        unless ``reviewable=True`` says so (other asks are reviewable unless ``reviewable=False``).
+        """
+        text = None if prompt is None else _text(prompt, "prompt")
+        return cls("ask", text, safety=safety, reviewable=not safety if reviewable is None else reviewable)
 
     @classmethod
     def modify(cls, arguments: object) -> PermissionCheck:

@@ -51,7 +51,7 @@ from ask_permissions.typing import (
 
 from ._arguments import same_arguments
 from ._digest import args_digest
-from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, rejection_text
+from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, ScopePlan, rejection_text
 from ._records import DecisionRecord, MatchedRule
 from ._resolution import permission_request, read_answer
 from ._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK, ask_async, ask_sync, unresolved_reason
@@ -103,6 +103,7 @@ class Opinion:
         rule_id: the id of the check function that answered, for the record.
         unresolved: a block that stands for an ask nobody could answer (the record's verdict is
             ``ask_unresolved``).
+        reviewable: whether an automatic reviewer may answer this ask instead of a person.
 
     Compared by identity: the engine keeps the settled form of the opinions a table's layers return again
     and again (module constants), so the hot path builds nothing for them.
@@ -117,6 +118,7 @@ class Opinion:
     source: str | None = None
     rule_id: str | None = None
     unresolved: bool = False
+    reviewable: bool = True
 
 
 class Facts(Protocol):
@@ -184,6 +186,7 @@ class Rewrite(Generic[F_contra]):
     name: str
     rewrite: Callable[[F_contra, Decided], Decided]
     verdicts: frozenset[Verdict] = frozenset({"proceed", "block", "ask"})
+    blocking: bool = False
 
 
 @final
@@ -261,7 +264,9 @@ class Table(Generic[F]):
         self.guards: Final = tuple(layer for layer in layers if layer.guard)
         self._rewrite_steps: Final = rewrites
         # Layers that may wait on the outside world (a hook's process): async callers decide off the loop.
-        self.blocks: Final = any(layer.blocking for layer in layers)
+        self.blocks: Final = any(layer.blocking for layer in layers) or any(
+            step.blocking for step in rewrites
+        )
         self.rewrites: Final = tuple((rewrite.verdicts, rewrite.rewrite) for rewrite in rewrites)
         self.texts: Final = texts
         self.names: Final = tuple(names)
@@ -385,7 +390,7 @@ class Engine(Generic[F]):
         clock: Clock | None,
         on_decision: Callable[[DecisionRecord], object] | None,
         interactive: bool,
-        session_grants: object,
+        scopes: ScopePlan,
         on_project_grant: ProjectGrantHook | None,
     ) -> None:
         if not callable(getattr(queue, "submit", None)):
@@ -403,7 +408,7 @@ class Engine(Generic[F]):
         self._clock: Final[Clock] = clock or utc_now
         self._on_decision: Final = on_decision
         self._interactive: Final = interactive
-        self._scopes: Final = ScopeCarrier(session_grants, on_project_grant)
+        self._scopes: Final = ScopeCarrier(scopes, on_project_grant)
         # The records of the asks this policy queued, so their resolutions can name the same layer and rule.
         self._asked: Final = _AskedRecords()
 
@@ -412,6 +417,10 @@ class Engine(Generic[F]):
     def _facts(self, name: str, arguments: object, call_id: object, context: object) -> F:
         """The call's facts, as this policy's layers read them."""
         raise NotImplementedError
+
+    def _suggest(self, facts: F, decided: Decided) -> list[str] | None:
+        """Rules a person could accept instead of a one-off yes, for a pending result (none by default)."""
+        return None
 
     # -- readers -------------------------------------------------------------------------------------
 
@@ -482,6 +491,9 @@ class Engine(Generic[F]):
             result = {"action": "pending", "action_id": action_id, "reason": decided.reason or ""}
             if decided.arguments is not UNCHANGED:
                 result["arguments"] = facts.arguments
+            suggestions = self._suggest(facts, decided)
+            if suggestions:
+                result["suggestions"] = suggestions
         if self._on_decision is not None:
             record = self._record(facts, decided, action_id, original)
             if action_id is not None:

@@ -18,7 +18,7 @@ from ask_permissions.typing import OutcomeVerdict
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action
 
-__all__ = ["Outcome", "ProjectGrantHook", "ScopeCarrier", "rejection_text"]
+__all__ = ["Outcome", "ProjectGrantHook", "ScopeCarrier", "ScopePlan", "grants_plan", "rejection_text"]
 
 ProjectGrantHook: TypeAlias = "Callable[[Action], object]"
 """Called with an approved action whose scope is ``"project"``; the host records the grant in its store."""
@@ -64,21 +64,41 @@ def rejection_text(action: Action) -> str:
 _CARRIED_MEMORY: Final = 4096
 
 
+ScopePlan: TypeAlias = "Callable[[Action, ProjectGrantHook | None], Callable[[], object] | None]"
+"""What carrying an approved action's scope takes: given the action and the project hook to use, the work to
+do (called once), or ``None`` when there is nothing to carry it into (it then counts for its call only)."""
+
+
+def grants_plan(session_grants: object) -> ScopePlan:
+    """The gem's way: ``"session"`` grants the whole tool in the session grants (when they can ``grant``);
+    ``"project"`` calls the host's project-grant hook."""
+
+    def plan(action: Action, hook: ProjectGrantHook | None) -> Callable[[], object] | None:
+        if action.resolution_scope == "session":
+            grant = getattr(session_grants, "grant", None)
+            return None if not callable(grant) else (lambda: grant(action.tool_name))
+        if action.resolution_scope == "project" and hook is not None:
+            return lambda: hook(action)
+        return None
+
+    return plan
+
+
 @final
 class ScopeCarrier:
     """Carries an approval's scope beyond its call, at most once per action.
 
-    ``"session"`` grants the whole tool in the session grants (when they can ``grant``); ``"project"`` calls
-    the host's project-grant hook. An approval may be seen more than once (through ``policy.approve``, and
+    What carrying means is the policy's ``plan`` (``grants_plan`` for the gem's policy; a layered policy
+    writes rules to its settings). An approval may be seen more than once (through ``policy.approve``, and
     again when an adapter runs the call), so the ids already carried are remembered (the most recent 4,096).
 
-    Thread-safe: a private lock guards that memory; grants and hooks are called outside it.
+    Thread-safe: a private lock guards that memory; the plan's work runs outside it.
     """
 
-    __slots__ = ("_carried", "_lock", "_on_project_grant", "_session_grants")
+    __slots__ = ("_carried", "_lock", "_on_project_grant", "_plan")
 
-    def __init__(self, session_grants: object, on_project_grant: ProjectGrantHook | None) -> None:
-        self._session_grants = session_grants
+    def __init__(self, plan: ScopePlan, on_project_grant: ProjectGrantHook | None) -> None:
+        self._plan = plan
         self._on_project_grant = on_project_grant
         self._lock = threading.Lock()
         self._carried: OrderedDict[int, None] = OrderedDict()
@@ -91,18 +111,15 @@ class ScopeCarrier:
     def carry(self, action: Action, on_project_grant: ProjectGrantHook | None = None) -> None:
         """Apply an approved action's ``"session"`` or ``"project"`` scope, unless already applied.
 
-        ``on_project_grant`` (an adapter's own hook) is used instead of the policy's when given. If the grant
-        or the hook raises, the action counts as not carried, and the exception propagates.
+        ``on_project_grant`` (an adapter's own hook) is used instead of the policy's when given. If the work
+        raises, the action counts as not carried, and the exception propagates.
         """
-        scope = action.resolution_scope
-        if not action.is_approved or scope not in ("session", "project"):
+        if not action.is_approved or action.resolution_scope not in ("session", "project"):
             return
         hook = on_project_grant if on_project_grant is not None else self._on_project_grant
-        grant = getattr(self._session_grants, "grant", None) if scope == "session" else None
-        if scope == "session" and not callable(grant):
-            return  # no session grants to carry it into: it counts once
-        if scope == "project" and hook is None:
-            return  # no host store for project grants: it counts once
+        work = self._plan(action, hook)
+        if work is None:
+            return
         with self._lock:
             if action.id in self._carried:
                 return
@@ -110,10 +127,7 @@ class ScopeCarrier:
             if len(self._carried) > _CARRIED_MEMORY:
                 self._carried.popitem(last=False)
         try:
-            if scope == "session":
-                grant(action.tool_name)  # type: ignore[misc]  # callable, checked above
-            else:
-                hook(action)  # type: ignore[misc]  # not None, checked above
+            work()
         except BaseException:
             with self._lock:
                 self._carried.pop(action.id, None)

@@ -26,7 +26,11 @@ def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str
 @final
 @dataclass(frozen=True, slots=True)
 class MatchedRule:
-    """The rule that matched a call: where it sits, what it declared and its patterns in snapshot form."""
+    """The rule that matched a call: where it sits, what it declared and its patterns in snapshot form.
+
+    ``text`` is the rule as written, for rules written as text (``Bash(git status)``); ``to_dict`` leaves it
+    out otherwise.
+    """
 
     index: int
     layer: RuleSetLayer
@@ -34,6 +38,7 @@ class MatchedRule:
     effective_decision: Decision
     tool_pattern: Mapping[str, object]
     argument_pattern: Mapping[str, object] | None
+    text: str | None = None
 
     @classmethod
     def from_match(cls, match: RuleMatch) -> MatchedRule | None:
@@ -54,7 +59,7 @@ class MatchedRule:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe data."""
-        return {
+        data: dict[str, Any] = {
             "index": self.index,
             "layer": self.layer,
             "declared_decision": self.declared_decision,
@@ -62,12 +67,15 @@ class MatchedRule:
             "tool_pattern": dict(self.tool_pattern),
             "argument_pattern": None if self.argument_pattern is None else dict(self.argument_pattern),
         }
+        if self.text is not None:
+            data["text"] = self.text
+        return data
 
 
 @final
 @dataclass(frozen=True, slots=True)
 class DecisionRecord:
-    """One decision of an ``ApprovalPolicy``, as data. The call's arguments are never stored.
+    """One decision of a policy, as data. The call's arguments are never stored.
 
     Attributes:
         tool: the tool's name.

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias, final
 
 from ask_permissions._errors import preview
-from ask_permissions.typing import PermissionRequest
+from ask_permissions.typing import ReviewRequest
 
 from ._resolvers import call_with_deadline
 
@@ -46,7 +46,7 @@ ReviewerAnswer: TypeAlias = "Review | bool | Mapping[str, object]"
 """What a reviewer may answer: a ``Review``, ``True``/``False``, or ``{"verdict": "allow" | "deny", "reason":
 ...}``."""
 
-Reviewer: TypeAlias = "Callable[[PermissionRequest], ReviewerAnswer | Awaitable[ReviewerAnswer]]"
+Reviewer: TypeAlias = "Callable[[ReviewRequest], ReviewerAnswer | Awaitable[ReviewerAnswer]]"
 """A reviewer: a function (sync or async) of the pending request."""
 
 
@@ -66,7 +66,7 @@ def read_review(answer: object) -> Review | None:
     return None
 
 
-def review(reviewer: Reviewer, request: PermissionRequest, timeout: float | None) -> Review | None:
+def review(reviewer: Reviewer, request: ReviewRequest, timeout: float | None) -> Review | None:
     """The reviewer's verdict on an ask, or ``None`` when a person must answer instead.
 
     A reviewer that raises, runs past ``timeout`` seconds, is async while no event loop can run it here, or

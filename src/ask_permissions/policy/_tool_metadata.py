@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
@@ -22,8 +22,10 @@ ELEVATED_RISK_LEVELS: Final = frozenset({"high", "critical"})
 class ToolMetadata:
     """What a tool declares about itself; anything undeclared is absent (false, no risk, scope unknown).
 
-    Read fail-closed: ``approval_required`` and ``always_ask`` count when truthy, while
-    ``auto_approvable`` counts only when it is ``True`` itself.
+    Read fail-closed: ``approval_required``, ``always_ask`` and ``destructive`` count when truthy, while
+    ``auto_approvable`` and ``read_only`` (seed 002's ``isReadOnly``), which relax, count only when they are
+    ``True`` itself. ``check_permissions`` is the tool's own check (a layered policy consults it); the last
+    three are read only by the layered policy's registry.
     """
 
     approval_required: bool = False
@@ -31,6 +33,9 @@ class ToolMetadata:
     always_ask: bool = False
     risk_level: str | None = None
     side_effect_scope: str = "unknown"
+    read_only: bool = False
+    destructive: bool = False
+    check_permissions: Callable[..., object] | None = None
 
     @property
     def is_elevated_risk(self) -> bool:
@@ -54,8 +59,12 @@ def _as_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def read_metadata(tool: object) -> ToolMetadata:
-    """The metadata a registry entry declares, as attributes, zero-argument methods or mapping keys."""
+def read_metadata(tool: object, *, layered: bool = False) -> ToolMetadata:
+    """The metadata a registry entry declares, as attributes, zero-argument methods or mapping keys.
+
+    ``layered`` also reads ``read_only``, ``destructive`` and ``check_permissions`` (a method taking the
+    call's arguments and context, kept, not called).
+    """
     if tool is None:
         return NO_METADATA
     # One Mapping check per entry, not per key: it is an ABC check, and this runs on every tool call.
@@ -66,12 +75,25 @@ def read_metadata(tool: object) -> ToolMetadata:
         values.append(value() if callable(value) else value)
     scope, approval_required, auto_approvable, always_ask, risk_level = values
     scope = _as_text(scope)
-    return ToolMetadata(
+    metadata = ToolMetadata(
         approval_required=bool(approval_required),
         auto_approvable=auto_approvable is True,
         always_ask=bool(always_ask),
         risk_level=_as_text(risk_level),
         side_effect_scope=scope if scope in SIDE_EFFECT_SCOPES else "unknown",
+    )
+    if not layered:
+        return metadata
+    extra = []
+    for key in ("read_only", "destructive"):
+        value = tool.get(key) if mapping else getattr(tool, key, None)  # type: ignore[attr-defined]  # a Mapping
+        extra.append(value() if callable(value) else value)
+    check = tool.get("check_permissions") if mapping else getattr(tool, "check_permissions", None)  # type: ignore[attr-defined]  # a Mapping
+    return dataclasses.replace(
+        metadata,
+        read_only=extra[0] is True,
+        destructive=bool(extra[1]),
+        check_permissions=check if callable(check) else None,
     )
 
 
@@ -88,10 +110,11 @@ class ToolRegistry:
     Other indexables cannot list their names, so they are looked up exactly.
     """
 
-    __slots__ = ("_folded", "_index", "_source")
+    __slots__ = ("_folded", "_index", "_layered", "_source")
 
-    def __init__(self, tools: object) -> None:
+    def __init__(self, tools: object, *, layered: bool = False) -> None:
         self._source = tools
+        self._layered = layered
         self._index: Mapping[str, object] | None = None
         self._folded: Mapping[str, tuple[object, ...]] | None = None
         if tools is None:
@@ -127,7 +150,7 @@ class ToolRegistry:
             except LookupError:
                 tool = None
         if tool is not None:
-            return read_metadata(tool)
+            return read_metadata(tool, layered=self._layered)
         if self._folded_always_asks(name):
             return _ALWAYS_ASK
         return NO_METADATA
