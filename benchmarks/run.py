@@ -33,8 +33,11 @@ from ask_permissions import (
     ALL,
     ApprovalPolicy,
     ApprovalQueue,
+    LayeredPolicy,
     PermissionRules,
+    PermissionSettings,
     SessionPermissionGrants,
+    SettingsSource,
     ToolCall,
 )
 from ask_permissions.rules import _patterns
@@ -206,6 +209,42 @@ def _nothing() -> None:
     return None
 
 
+def layered_runners() -> Iterator[tuple[str, Runner, Callable[[], object]]]:
+    """LayeredPolicy with 100 text-form rules over four settings sources, deciding a call an allow rule of
+    the last source lets through (the same work as the ApprovalPolicy proceed benchmark: every rule of the
+    tool is looked at before the one that matches)."""
+    sources = []
+    for number, name in enumerate(("user", "project", "local", "session")):
+        deny = [f"Bash(rm -rf /{number}{index} *)" for index in range(8)]
+        ask = [f"Bash(git push origin b{number}{index})" for index in range(8)]
+        allow = [f"Bash(npm run job{number}{index})" for index in range(8)] + [
+            f"tool_{number}_{i}" for i in range(1)
+        ]
+        sources.append(
+            SettingsSource(name, "/srv", None, allow=tuple(allow), ask=tuple(ask), deny=tuple(deny))
+        )
+    sources[-1] = SettingsSource(
+        "session",
+        "/srv",
+        None,
+        allow=(*sources[-1].allow, "Bash(git status)"),
+        ask=sources[-1].ask,
+        deny=sources[-1].deny,
+    )
+    settings = PermissionSettings(sources, project_dir="/srv")
+    policy = LayeredPolicy(queue=ApprovalQueue(), settings=settings, cwd="/srv")
+    total = sum(len(source.allow) + len(source.ask) + len(source.deny) for source in settings.sources)
+    assert total == 101, total
+    call = ToolCall("Bash", {"command": "git status"}, "call_1")
+    assert policy.evaluate(call).layer == "allow_rule"
+    hook = policy.before_tool_call
+    yield (
+        "LayeredPolicy before_tool_call, 100 rules over 4 sources, proceed",
+        loop(lambda: hook(call)),
+        _nothing,
+    )
+
+
 class SubmitBench:
     """A queue holding about ``size`` resolved actions, half approved by a person, half auto-approved."""
 
@@ -300,6 +339,8 @@ def run_all(settings: Settings) -> tuple[dict[str, float], float]:
             results[name] = measure(runner, settings)
     for name, runner, setup in policy_runners():
         results[name] = measure(runner, settings, setup)
+    for name, runner, setup in layered_runners():
+        results[name] = measure(runner, settings, setup)
     for size in settings.submit_sizes:
         bench = SubmitBench(size)
         results[f"submit, manual item, {size:,} resolved"] = measure(bench.manual(), settings, bench.reset)
@@ -334,6 +375,12 @@ def targets(results: dict[str, float], floor: float, settings: Settings) -> list
             "before_tool_call proceed / classify, 100 rules, match-last",
             results["before_tool_call, 100 rules, proceed (allow rule)"]
             / results["classify, 100 rules, match-last"],
+            2.0,
+        ),
+        (
+            "LayeredPolicy, 100 rules over 4 sources / ApprovalPolicy, 100 rules (proceed)",
+            results["LayeredPolicy before_tool_call, 100 rules over 4 sources, proceed"]
+            / results["before_tool_call, 100 rules, proceed (allow rule)"],
             2.0,
         ),
         (

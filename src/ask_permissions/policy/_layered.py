@@ -218,6 +218,14 @@ class _Call:
 
 
 def _matched_rule(matched: LayeredMatch) -> MatchedRule:
+    made = matched.made.get("record")
+    if made is None:
+        made = _record_entry(matched)
+        matched.made["record"] = made
+    return made  # type: ignore[return-value]  # a MatchedRule, stored above
+
+
+def _record_entry(matched: LayeredMatch) -> MatchedRule:
     rule = matched.rule
     pattern = rule.parsed.argument_pattern
     tool = rule.parsed.tool_pattern
@@ -234,9 +242,14 @@ def _matched_rule(matched: LayeredMatch) -> MatchedRule:
     )
 
 
-def _from_rules(matched: LayeredMatch, opinion: str, **extra: Any) -> Opinion:
-    rule = _matched_rule(matched)
-    return Opinion(opinion, rule=rule, source=matched.source, **extra)  # type: ignore[arg-type]  # a verdict
+def _from_rules(matched: LayeredMatch, verdict: str, *, reviewable: bool = True) -> Opinion:
+    """The opinion a rules layer gives for a match, made once per match and kept on it."""
+    key = f"{verdict}:{reviewable}"
+    made = matched.made.get(key)
+    if made is None:
+        made = Opinion(verdict, rule=_matched_rule(matched), source=matched.source, reviewable=reviewable)  # type: ignore[arg-type]  # a verdict
+        matched.made[key] = made
+    return made  # type: ignore[return-value]  # an Opinion, stored above
 
 
 _PROCEED: Final = Opinion("proceed")

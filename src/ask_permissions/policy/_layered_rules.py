@@ -10,14 +10,17 @@ allowed, and the match names the rule of each sub-command.
 
 from __future__ import annotations
 
+import posixpath
 import threading
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Final, final
 
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
-from ask_permissions.rules._command import CommandPattern, compound_allow
+from ask_permissions.rules._command import COMMAND_KEYS, CommandPattern, compound_allow
+from ask_permissions.rules._shell import command_words, parse_command
+from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text
 from ask_permissions.settings._sources import SettingsSource
 from ask_permissions.typing import Decision, SettingsSourceName
@@ -43,6 +46,14 @@ class LayeredRule:
     source: SettingsSourceName
     position: int
     parsed: RuleText
+    lead: tuple[str, ...] = ()
+    """A command specifier's first one or two literal words (the name case-folded for deny and ask): a
+    command must start with them for the rule to match it. Empty when the specifier starts with a glob."""
+    match: LayeredMatch = field(init=False, repr=False, compare=False)
+    """The match of this rule alone, made once: deciding by it builds nothing on the hot path."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "match", LayeredMatch(self.decision, (self,)))
 
     def tool_matches(self, name: str, folded: str) -> bool:
         """Whether the rule is about this tool: exactly for an allow, also by folded name for deny and ask."""
@@ -54,12 +65,22 @@ class LayeredRule:
 
 
 @final
-@dataclass(frozen=True, slots=True)
 class LayeredMatch:
-    """The rule that decided a call, or for a compound command the allow rule of each sub-command."""
+    """The rule that decided a call, or for a compound command the allow rule of each sub-command.
 
-    decision: Decision
-    rules: tuple[LayeredRule, ...]
+    It keeps what the policy made from it (its record entry, its opinions), so that a rule deciding call
+    after call builds them once.
+    """
+
+    __slots__ = ("decision", "made", "rules")
+
+    def __init__(self, decision: Decision, rules: tuple[LayeredRule, ...]) -> None:
+        self.decision: Final = decision
+        self.rules: Final = rules
+        self.made: dict[str, object] = {}
+
+    def __repr__(self) -> str:
+        return f"<LayeredMatch {self.decision} {self.text!r} from {self.source}>"
 
     @property
     def rule(self) -> LayeredRule:
@@ -75,6 +96,78 @@ class LayeredMatch:
     def source(self) -> SettingsSourceName:
         """Where the deciding rule came from."""
         return self.rules[0].source
+
+
+def _lead(parsed: RuleText, decision: Decision) -> tuple[str, ...]:
+    pattern = parsed.argument_pattern
+    if not isinstance(pattern, CommandPattern) or pattern.key is not None:
+        return ()
+    lead: list[str] = []
+    for word in command_words(pattern.text)[:2]:
+        if word.stars:
+            break  # a glob: any word from here on
+        lead.append(word.value)
+    if lead and decision != "allow":
+        lead[0] = lead[0].casefold()
+    return tuple(lead)
+
+
+@final
+class _CommandNames:
+    """How the commands a call runs start, read once per call, for skipping rules that cannot match.
+
+    Pruning only ever skips a rule that could not match: an allow must match every sub-command, so every
+    one starts with its words; a deny or an ask must match one visible command (its name compared by file
+    name too, case-folded). A call whose command is not a single readable string, or not fully scanned, or
+    runs a program named by a glob, skips nothing.
+    """
+
+    __slots__ = ("_arguments", "_leads", "_read", "_starts")
+
+    def __init__(self, arguments: object) -> None:
+        self._arguments = arguments
+        self._read = False
+        self._starts: tuple[tuple[str, ...], ...] | None = None
+        self._leads: frozenset[tuple[str, ...]] | None = None
+
+    def may_match(self, rule: LayeredRule) -> bool:
+        if not self._read:
+            self._read = True
+            self._scan()
+        if rule.decision == "allow":
+            starts = self._starts
+            size = len(rule.lead)
+            return starts is None or all(start[:size] == rule.lead for start in starts)
+        return self._leads is None or rule.lead in self._leads
+
+    def keys(self) -> set[tuple[str, ...]] | None:
+        """Every lead a rule that can match the call may have (``None``: every rule must be tried)."""
+        if not self._read:
+            self._read = True
+            self._scan()
+        if self._starts is None or self._leads is None:
+            return None
+        return {start[:size] for start in self._starts for size in (1, 2)} | self._leads
+
+    def _scan(self) -> None:
+        values = subject_values(self._arguments, None, COMMAND_KEYS)
+        if len(values) != 1 or not isinstance(values[0], str):
+            return
+        parsed = parse_command(values[0])
+        if not parsed.fully_scanned or any(sub.name_is_glob for sub in parsed.visible):
+            return
+        self._starts = tuple(sub.words[:2] for sub in parsed.subcommands)
+        leads: set[tuple[str, ...]] = set()
+        for sub in parsed.visible:
+            if not sub.words:
+                continue
+            folded = sub.words[0].casefold()
+            base = posixpath.basename(folded)
+            for form in (folded, base, base.lstrip("=")):
+                leads.add((form,))
+                if len(sub.words) > 1:
+                    leads.add((form, sub.words[1]))
+        self._leads = frozenset(leads)
 
 
 # Hosts may see unboundedly many tool names; the per-name candidate cache stays this small.
@@ -109,10 +202,11 @@ class LayeredRules:
                         raise InvalidSnapshotError(
                             f"{prefix}{where}: {error.problem}", path=where, value=text
                         ) from None
-                    rules.append(LayeredRule(decision, text, source.name, position, parsed))
+                    lead = _lead(parsed, decision)
+                    rules.append(LayeredRule(decision, text, source.name, position, parsed, lead))
         self._rules: Final = tuple(rules)
         self._lock: Final = threading.Lock()
-        self._cache: dict[str, tuple[LayeredRule, ...]] = {}
+        self._cache: dict[str, _Candidates] = {}
 
     @property
     def rules(self) -> tuple[LayeredRule, ...]:
@@ -125,31 +219,65 @@ class LayeredRules:
     def explain(self, name: str, arguments: object) -> LayeredMatch | None:
         """The rule that decides the call, or ``None`` when none does."""
         candidates = self._candidates(name)
-        for rule in candidates:
+        rules = candidates.rules
+        names = _CommandNames(arguments)
+        keys = names.keys() if candidates.by_lead else None
+        if keys is None:
+            positions: Iterable[int] = range(len(rules))
+        else:
+            chosen = set(candidates.unleaded)
+            for key in keys:
+                chosen.update(candidates.by_lead.get(key, ()))
+            positions = sorted(chosen)
+        for position in positions:
+            rule = rules[position]
             pattern = rule.parsed.argument_pattern
-            if pattern is None or pattern.matches(arguments, rule.decision):
-                return LayeredMatch(rule.decision, (rule,))
-        shell_allows = [
-            (rule, rule.parsed.argument_pattern)
-            for rule in candidates
-            if rule.decision == "allow" and isinstance(rule.parsed.argument_pattern, CommandPattern)
-        ]
-        if shell_allows:
-            covered = compound_allow(arguments, shell_allows)
+            if pattern is None:
+                return rule.match
+            if rule.lead and not names.may_match(rule):
+                continue  # no command of the call starts with its words: it cannot match
+            if pattern.matches(arguments, rule.decision):
+                return rule.match
+        if candidates.shell_allows:
+            covered = compound_allow(arguments, candidates.shell_allows)
             if covered is not None:
                 return LayeredMatch("allow", tuple(rule for _, rule in covered))
         return None
 
-    def _candidates(self, name: str) -> tuple[LayeredRule, ...]:
+    def _candidates(self, name: str) -> _Candidates:
         with self._lock:
             cached = self._cache.get(name)
         if cached is not None:
             return cached
         folded = fold_tool_name(name)
-        found = tuple(rule for rule in self._rules if rule.tool_matches(name, folded))
+        found = _Candidates(tuple(rule for rule in self._rules if rule.tool_matches(name, folded)))
         if len(name) <= _CACHEABLE_NAME:
             with self._lock:
                 if len(self._cache) >= _CACHE_SIZE:
                     del self._cache[next(iter(self._cache))]
                 self._cache[name] = found
         return found
+
+
+@final
+class _Candidates:
+    """The rules that can apply to one tool name, in order, indexed by their commands' leading words."""
+
+    __slots__ = ("by_lead", "rules", "shell_allows", "unleaded")
+
+    def __init__(self, rules: tuple[LayeredRule, ...]) -> None:
+        self.rules: Final = rules
+        by_lead: dict[tuple[str, ...], list[int]] = {}
+        unleaded: list[int] = []
+        for position, rule in enumerate(rules):
+            if rule.lead:
+                by_lead.setdefault(rule.lead, []).append(position)
+            else:
+                unleaded.append(position)
+        self.by_lead: Final = {lead: tuple(positions) for lead, positions in by_lead.items()}
+        self.unleaded: Final = tuple(unleaded)
+        self.shell_allows: Final = tuple(
+            (rule, rule.parsed.argument_pattern)
+            for rule in rules
+            if rule.decision == "allow" and isinstance(rule.parsed.argument_pattern, CommandPattern)
+        )

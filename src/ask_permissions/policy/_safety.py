@@ -12,6 +12,7 @@ asks. A false alarm costs a person a click; a miss could cost a repository.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
@@ -47,6 +48,12 @@ class ProtectedPaths:
     directories: frozenset[str]
     files: frozenset[str]
 
+    @property
+    def needles(self) -> re.Pattern[str]:
+        """Finds any protected name, or ``rm``: a command without one cannot touch a protected path or
+        remove a tree (worked out once per set of protected paths)."""
+        return _needles(self.directories | self.files)
+
     def extended(self, *, directories: Iterable[str] = (), files: Iterable[str] = ()) -> ProtectedPaths:
         """These protected paths and more (a host's own guardrail files, say)."""
         return ProtectedPaths(self.directories | frozenset(directories), self.files | frozenset(files))
@@ -60,6 +67,11 @@ class ProtectedPaths:
         if parts and parts[-1] in self.files:
             return parts[-1]
         return None
+
+
+@functools.lru_cache(maxsize=16)
+def _needles(names: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(name) for name in sorted({*names, "rm"})))
 
 
 PROTECTED_PATHS: Final = ProtectedPaths(
@@ -191,6 +203,9 @@ def _dangerous_removal(target: str, cwd: str, home: str) -> str | None:
 
 def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
     """A shell command that names a protected path, or removes a tree no agent should remove."""
+    # Most commands name nothing protected and remove nothing: one search settles them at once.
+    if protected.needles.search(command) is None:
+        return None
     for words in _sub_commands(command):
         for target in _removal_targets(words):
             removed = _dangerous_removal(target, cwd, home)
