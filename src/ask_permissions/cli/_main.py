@@ -15,6 +15,7 @@ from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.settings._policy_file import load_policy
 
 from ._demo import run_demo
+from ._demo_layered import run_layered_demo
 from ._lint import describe_patterns, lint_policy, rule_label
 from ._mcp_proxy import COMMAND as MCP_PROXY
 from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
@@ -77,7 +78,14 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EXIT_STATUSES,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    commands.add_parser("demo", help="run a scripted agent session through the example policy (default)")
+    demo = commands.add_parser(
+        "demo", help="run a scripted agent session through the example policy (default)"
+    )
+    demo.add_argument(
+        "--layered",
+        action="store_true",
+        help="a coding-agent session through settings files and modes (LayeredPolicy) instead",
+    )
     check = commands.add_parser(
         "check",
         help="dry-run one tool call against a policy file",
@@ -128,6 +136,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return _lint(options.policy)
         if options.command == MCP_PROXY:
             return run_mcp_proxy(options)
+        if getattr(options, "layered", False):
+            return run_layered_demo(sys.stdout)
         return run_demo(sys.stdout)
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep the interpreter's final flush quiet.

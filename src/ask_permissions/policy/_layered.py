@@ -52,6 +52,7 @@ _URL_KEYS: Final = ("url",)
 _EDIT_COMMANDS: Final = frozenset({"mkdir", "touch", "mv", "cp"})
 """The shell commands ``acceptEdits`` allows when every path they name lies inside the working directories."""
 
+DENY_TEXT: Final = "Denied by permission rules: '{tool}' ({rule}, {source} settings)"
 DONT_ASK_TEXT: Final = "Tool '{tool}' requires approval, and dontAsk mode turns every ask into a refusal"
 REVIEWER_DENIED_TEXT: Final = "The reviewer denied the call to '{tool}'"
 
@@ -242,12 +243,20 @@ def _record_entry(matched: LayeredMatch) -> MatchedRule:
     )
 
 
-def _from_rules(matched: LayeredMatch, verdict: str, *, reviewable: bool = True) -> Opinion:
-    """The opinion a rules layer gives for a match, made once per match and kept on it."""
-    key = f"{verdict}:{reviewable}"
+def _from_rules(
+    matched: LayeredMatch, verdict: str, *, reviewable: bool = True, reason: str | None = None
+) -> Opinion:
+    """The opinion a rules layer gives for a match, made once per match (and reason) and kept on it."""
+    key = f"{verdict}:{reviewable}:{reason}"
     made = matched.made.get(key)
     if made is None:
-        made = Opinion(verdict, rule=_matched_rule(matched), source=matched.source, reviewable=reviewable)  # type: ignore[arg-type]  # a verdict
+        made = Opinion(
+            verdict,  # type: ignore[arg-type]  # a verdict
+            reason,
+            rule=_matched_rule(matched),
+            source=matched.source,
+            reviewable=reviewable,
+        )
         matched.made[key] = made
     return made  # type: ignore[return-value]  # an Opinion, stored above
 
@@ -268,9 +277,15 @@ def _hook(call: _Call) -> Opinion | None:
 
 
 def _deny_rule(call: _Call) -> Opinion | None:
-    """1. A deny rule from any source blocks: denied at any level, no other level can allow it."""
+    """1. A deny rule from any source blocks: denied at any level, no other level can allow it.
+
+    The reason names the rule and its source, so the model can see what to avoid.
+    """
     matched = call.matched
-    return _from_rules(matched, "block") if matched is not None and matched.decision == "deny" else None
+    if matched is None or matched.decision != "deny":
+        return None
+    reason = DENY_TEXT.format(tool=call.name, rule=matched.text, source=matched.source)
+    return _from_rules(matched, "block", reason=reason)
 
 
 def _ask_rule(call: _Call) -> Opinion | None:
@@ -631,8 +646,10 @@ class LayeredPolicy(Engine[_Call]):
             return self._state
 
     def _suggest(self, facts: _Call, decided: Decided) -> list[str] | None:
-        suggestions = suggestions_for(facts)
-        return suggestions or None
+        # Only where an allow rule would change the answer: one never lifts an ask rule or a safety check.
+        if decided.layer != "default":
+            return None
+        return suggestions_for(facts) or None
 
     # -- persisted answers ----------------------------------------------------------------------------------
 

@@ -124,9 +124,11 @@ def _within(path: str, cwd: str) -> str:
 def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) -> SafetyFinding | None:
     """A write to any of these paths (absolute, normalized) that touches a protected one."""
     for path in paths:
-        touched = protected.touched_by(_within(path, cwd))
+        inside = _within(path, cwd)
+        touched = protected.touched_by(inside)
         if touched is not None:
-            return SafetyFinding(f"Writing to {path} touches {touched}, which needs a person's approval")
+            shown = path if inside == path else "./" + inside
+            return SafetyFinding(f"Writing to {shown} touches {touched}, which needs a person's approval")
     return None
 
 
