@@ -622,6 +622,83 @@ class TestReading:
         assert seen == [1]
 
 
+UNPERSISTABLE_SUBMISSIONS: list[tuple[dict[str, Any], str]] = [
+    ({"args": {"when": START}}, "expected a JSON value"),
+    ({"args": {1: "x"}}, "string keys"),
+    ({"args": {"x": float("nan")}}, "finite"),
+    ({"args": [float("inf")]}, "finite"),
+    ({"args": START}, "expected a JSON value"),
+    ({"tool_call_id": 1.5}, "tool_call_id"),
+    ({"tool_call_id": True}, "tool_call_id"),
+]
+UNPERSISTABLE_SUBMISSION_IDS = [
+    "datetime-leaf",
+    "int-key",
+    "nan",
+    "inf-in-list",
+    "datetime-args",
+    "float-call-id",
+    "bool-call-id",
+]
+
+JSON_ARGS: list[object] = [
+    '{"command": "ls"}',
+    ["ls", "-la"],
+    42,
+    2.5,
+    True,
+    False,
+    "",
+    [],
+    {"nested": [{"deep": [1, None, 2.5]}]},
+]
+JSON_ARG_IDS = ["raw-json", "list", "int", "float", "true", "false", "empty-text", "empty-list", "nested"]
+
+
+class TestJsonArgs:
+    """A queued action's args may be any JSON value, as in the gem; only what JSON cannot carry is refused."""
+
+    @pytest.mark.parametrize("args", JSON_ARGS, ids=JSON_ARG_IDS)
+    def test_any_json_value_round_trips(self, args: object) -> None:
+        """Strings, lists, numbers and bools as args are kept, snapshotted and restored as themselves."""
+        queue = ApprovalQueue()
+        submit(queue, args=args)
+        assert json.dumps(queue[1].args) == json.dumps(args)  # type: ignore[union-attr]
+        data = json.loads(json.dumps(queue.snapshot()))
+        assert json.dumps(data["pending_actions"][0]["args"]) == json.dumps(args)
+        restored = ApprovalQueue()
+        assert restored.restore_pending(data) == 1
+        assert json.dumps(restored[1].args) == json.dumps(args)  # type: ignore[union-attr]
+        assert restored.pending_actions == queue.pending_actions
+
+    @pytest.mark.parametrize(("kwargs", "match"), UNPERSISTABLE_SUBMISSIONS, ids=UNPERSISTABLE_SUBMISSION_IDS)
+    def test_require_json_refuses_at_submit(self, kwargs: dict[str, Any], match: str) -> None:
+        """With require_json=True, submit refuses what a snapshot cannot carry, naming the call."""
+        recorder = Recorder()
+        queue = recorder.queue(require_json=True)
+        with pytest.raises(ValueError, match=match) as info:
+            queue.submit(tool_name="bash", **{"tool_call_id": "tc", **kwargs})
+        assert str(info.value).startswith("cannot queue 'bash' (tool_call_id ")
+        assert not isinstance(info.value, InvalidSnapshotError)
+        assert recorder.events == []
+        assert queue.pending_actions == []
+        assert submit(queue) == 1
+
+    @pytest.mark.parametrize("args", JSON_ARGS, ids=JSON_ARG_IDS)
+    def test_require_json_accepts_json_values(self, args: object) -> None:
+        """With require_json=True, any JSON value is queued and its snapshot restores."""
+        queue = ApprovalQueue(require_json=True)
+        assert queue.require_json is True
+        submit(queue, args=args)
+        assert ApprovalQueue().restore_pending(queue.snapshot()) == 1
+
+    @pytest.mark.parametrize("value", [1, "yes", None], ids=repr)
+    def test_require_json_is_a_bool(self, value: Any) -> None:
+        """require_json must be True or False."""
+        with pytest.raises(TypeError, match="require_json"):
+            ApprovalQueue(require_json=value)
+
+
 class TestSnapshot:
     """snapshot() writes the gem's format: pending actions only, JSON-safe."""
 
@@ -694,18 +771,7 @@ class TestSnapshot:
         snap["pending_actions"][0]["args"]["paths"].append("b")
         assert queue[1].args == {"paths": ["a"]}  # type: ignore[union-attr]
 
-    @pytest.mark.parametrize(
-        ("kwargs", "match"),
-        [
-            ({"args": "raw json"}, "args: expected a mapping"),
-            ({"args": {"when": START}}, "expected a JSON value"),
-            ({"args": {1: "x"}}, "string keys"),
-            ({"args": {"x": float("nan")}}, "finite"),
-            ({"tool_call_id": 1.5}, "tool_call_id"),
-            ({"tool_call_id": True}, "tool_call_id"),
-        ],
-        ids=["str-args", "datetime-leaf", "int-key", "nan", "float-call-id", "bool-call-id"],
-    )
+    @pytest.mark.parametrize(("kwargs", "match"), UNPERSISTABLE_SUBMISSIONS, ids=UNPERSISTABLE_SUBMISSION_IDS)
     def test_unpersistable_values(self, kwargs: dict[str, Any], match: str) -> None:
         """Values a restore could not read make snapshot() raise ValueError naming the action."""
         queue = ApprovalQueue()
@@ -797,12 +863,8 @@ INVALID_SNAPSHOTS: list[tuple[object, str]] = [
         "pending_actions[0].tool_name",
     ),
     (
-        {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": []}]},
-        "pending_actions[0].args",
-    ),
-    (
-        {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": "{}"}]},
-        "pending_actions[0].args",
+        {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": [1, {2: 3}]}]},
+        "pending_actions[0].args[1]",
     ),
     (
         {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": {"a": {1: 2}}}]},

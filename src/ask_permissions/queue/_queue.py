@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias, TypeGuard, final
 
 from ask_permissions._clock import utc_now
-from ask_permissions._errors import InvalidSnapshotError
+from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._names import require_tool_name
 from ask_permissions._strict import (
     SNAPSHOT_VERSION,
@@ -140,7 +140,7 @@ class _NotJSON(ValueError):
     """A value that JSON cannot hold as is, at ``path``."""
 
     def __init__(self, path: str, expected: str, value: object) -> None:
-        super().__init__(f"{path}: expected {expected}; got {value!r}")
+        super().__init__(f"{path}: expected {expected}; got {preview(value)}")
         self.path = path
         self.value = value
 
@@ -194,8 +194,6 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
 
     args: object = {}
     if data.get("args") is not None:
-        if not isinstance(data["args"], Mapping):
-            fail(child(path, "args"), "an object", data["args"])
         args = _read_json(data["args"], child(path, "args"))
 
     auto_approvable = False
@@ -244,17 +242,19 @@ def _read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[
     return next_id, [actions[action_id] for action_id in sorted(actions)]
 
 
+def _json_call_id(call_id: object, path: str) -> str | int | None:
+    """The ``tool_call_id`` as a snapshot holds it; ``_NotJSON`` when a restore could not read it back."""
+    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
+        raise _NotJSON(path, "a string, an integer or None", call_id)
+    return _json_copy(call_id, path)  # type: ignore[return-value]
+
+
 def _snapshot_entry(action: Action) -> dict[str, Any]:
     """One ``pending_actions`` entry; ``_NotJSON`` when a restore could not read it back."""
     where = f"action {action.id} "
-    if not isinstance(action.args, Mapping):
-        raise _NotJSON(where + "args", "a mapping", action.args)
-    call_id = action.tool_call_id
-    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
-        raise _NotJSON(where + "tool_call_id", "a string, an integer or None", call_id)
     return {
         "id": action.id,
-        "tool_call_id": _json_copy(call_id, where + "tool_call_id"),
+        "tool_call_id": _json_call_id(action.tool_call_id, where + "tool_call_id"),
         "tool_name": action.tool_name,
         "args": _json_copy(action.args, where + "args"),
         "auto_approvable": action.auto_approvable,
@@ -295,6 +295,8 @@ class ApprovalQueue:
         on_approve: called with the action (status ``"applying"``) when it is approved.
         on_reject: called with the action (status ``"applying"``) when it is rejected.
         clock: returns the current aware ``datetime`` (default: now, UTC).
+        require_json: refuse, at ``submit``, arguments or a ``tool_call_id`` that a snapshot could not
+            carry (``ValueError`` naming the call), instead of finding out at ``snapshot()``.
     """
 
     __slots__ = (
@@ -308,6 +310,7 @@ class ApprovalQueue:
         "_drain_owner",
         "_last_id",
         "_requested",
+        "_require_json",
         "_submitting",
         "_unresolved",
         "on_approve",
@@ -323,7 +326,10 @@ class ApprovalQueue:
         on_approve: Callback | None = None,
         on_reject: Callback | None = None,
         clock: Clock | None = None,
+        require_json: bool = False,
     ) -> None:
+        if not isinstance(require_json, bool):
+            raise TypeError(f"require_json: expected True or False; got {preview(require_json)}")
         if auto_approve is None:
             auto_approve = {}
         if not isinstance(auto_approve, Mapping):
@@ -336,6 +342,7 @@ class ApprovalQueue:
         self.on_approve = on_approve
         self.on_reject = on_reject
         self._clock: Final[Clock] = utc_now if clock is None else clock
+        self._require_json: Final = require_json
 
         self._changed: Final = threading.Condition(threading.Lock())
         # Every action ever submitted or restored, by id; resolved ones stay here for queue[id].
@@ -363,6 +370,11 @@ class ApprovalQueue:
     def auto_approve(self) -> Mapping[str, object]:
         """The tools the drain may approve (read-only)."""
         return self._auto_approve
+
+    @property
+    def require_json(self) -> bool:
+        """Whether ``submit`` refuses what a snapshot could not carry."""
+        return self._require_json
 
     def get(self, action_id: object) -> Action | None:
         """The action with this id (in any status), or ``None``; never raises."""
@@ -419,13 +431,23 @@ class ApprovalQueue:
         Raises:
             TypeError: ``tool_name`` is not a string, ``auto_approvable`` not a bool, ``message`` not a
                 string or None.
-            ValueError: ``tool_name`` is empty.
+            ValueError: ``tool_name`` is empty; or, with ``require_json``, ``args`` is not a JSON value or
+                ``tool_call_id`` not a string, an integer or None (the message names the call).
         """
         name = require_tool_name(tool_name)
         if not isinstance(auto_approvable, bool):
-            raise TypeError(f"auto_approvable: expected True or False; got {auto_approvable!r}")
+            raise TypeError(f"auto_approvable: expected True or False; got {preview(auto_approvable)}")
         if message is not None and not isinstance(message, str):
-            raise TypeError(f"message: expected a string or None; got {message!r}")
+            raise TypeError(f"message: expected a string or None; got {preview(message)}")
+        if self._require_json:
+            try:
+                _json_call_id(tool_call_id, "tool_call_id")
+                _json_copy(args, "args")
+            except _NotJSON as error:
+                raise ValueError(
+                    f"cannot queue {preview(name)} (tool_call_id {preview(tool_call_id)}): {error}; "
+                    "this queue requires JSON (require_json=True)"
+                ) from None
         submitted_at = self._now()
         on_submit = self.on_submit
         with self._changed:
