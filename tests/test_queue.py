@@ -22,7 +22,13 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
 
 from .clock import START, FakeClock
-from .strategies import assert_snapshot_error, nodes_by_path, queue_snapshot_like, queue_snapshots
+from .strategies import (
+    assert_snapshot_error,
+    nodes_by_path,
+    plain_json,
+    queue_snapshot_like,
+    queue_snapshots,
+)
 from .threads import JOIN_TIMEOUT, join, start
 
 P = ParamSpec("P")
@@ -243,6 +249,124 @@ class TestSubmit:
         assert queue[1] is not None
         assert queue[1].status == "approved"
         assert queue[1].scope == "once"
+
+
+def nested_lists(depth: int) -> list[object]:
+    """``[[[...]]]``, ``depth`` lists deep."""
+    value: list[object] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def _deep_clear(value: object) -> None:
+    """Empty every dict and list inside ``value``, as a host reusing its objects might."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            _deep_clear(item)
+        value.clear()
+    elif isinstance(value, list):
+        for item in value:
+            _deep_clear(item)
+        value.clear()
+
+
+class TestImmutableArgs:
+    """What a person approves is what was submitted: args are copied at submit and read-only after."""
+
+    @given(plain_json)
+    @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+    def test_host_changes_after_submit_change_nothing(self, args: object) -> None:
+        """Emptying every container of the submitted object leaves the queued args as submitted."""
+        queue = ApprovalQueue()
+        expected = json.dumps({} if args is None else args)
+        submit(queue, args=args)
+        _deep_clear(args)
+        assert json.dumps(queue[1].args) == expected  # type: ignore[union-attr]
+
+    def test_on_submit_sees_the_copy(self) -> None:
+        """on_submit already gets the copy, not the host's object."""
+        given_args = {"paths": ["a"]}
+        seen: list[object] = []
+        queue = ApprovalQueue(on_submit=lambda action: seen.append(action.args))
+        submit(queue, args=given_args)
+        given_args["paths"].append("b")
+        assert seen == [{"paths": ["a"]}]
+        assert seen[0] is not given_args
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda args: args.__setitem__("command", "rm -rf /"),
+            lambda args: args.update(command="rm -rf /"),
+            lambda args: args.pop("command"),
+            lambda args: args.clear(),
+            lambda args: args.setdefault("x", 1),
+            lambda args: args["paths"].append("/"),
+            lambda args: args["paths"].__setitem__(0, "/"),
+            lambda args: args["paths"].extend(["/"]),
+            lambda args: args["paths"].sort(),
+        ],
+        ids=["setitem", "update", "pop", "clear", "setdefault", "append", "list-setitem", "extend", "sort"],
+    )
+    def test_queued_args_are_read_only(self, change: Callable[[Any], object]) -> None:
+        """Changing a queued action's args in place raises TypeError and changes nothing."""
+        queue = ApprovalQueue()
+        submit(queue, args={"command": "ls", "paths": ["b", "a"]})
+        args = queue[1].args  # type: ignore[union-attr]
+        with pytest.raises(TypeError, match="read-only"):
+            change(args)
+        assert queue[1].args == {"command": "ls", "paths": ["b", "a"]}  # type: ignore[union-attr]
+
+    def test_read_only_args_behave_as_plain_json(self) -> None:
+        """The copies compare, serialize, pickle and copy like the dicts and lists they hold."""
+        import pickle
+
+        queue = ApprovalQueue()
+        submit(queue, args={"command": "ls", "paths": ["a"], "n": (1, 2)})
+        args = queue[1].args  # type: ignore[union-attr]
+        assert args == {"command": "ls", "paths": ["a"], "n": (1, 2)}
+        assert isinstance(args, dict)
+        assert isinstance(args["paths"], list)
+        assert json.dumps(args) == '{"command": "ls", "paths": ["a"], "n": [1, 2]}'
+        assert pickle.loads(pickle.dumps(args)) == args
+        changeable = args.copy()
+        changeable["command"] = "pwd"
+        assert type(changeable) is dict
+        assert args["command"] == "ls"
+
+    def test_circular_and_deep_args_are_accepted(self) -> None:
+        """Without require_json, a cycle is copied as a cycle and deep nesting as it is."""
+        cyclic: dict[str, object] = {"name": "x"}
+        cyclic["self"] = cyclic
+        queue = ApprovalQueue()
+        submit(queue, args=cyclic)
+        submit(queue, args=nested_lists(5000))
+        copied = queue[1].args  # type: ignore[union-attr]
+        assert copied is not cyclic
+        assert copied["self"] is copied
+        with pytest.raises(ValueError, match=r"action 1 args\.self: expected JSON without cycles"):
+            queue.snapshot()
+
+    @pytest.mark.parametrize(
+        ("args", "match"),
+        [
+            ({"a": [[[[]]]] * 2}, None),
+            (nested_lists(300), "nested at most 256 deep"),
+            ({"n": 10**5000}, "an integer of at most 4300 digits"),
+        ],
+        ids=["shared-list", "too-deep", "huge-int"],
+    )
+    def test_require_json_limits(self, args: object, match: str | None) -> None:
+        """require_json copies shared parts once, and refuses nesting past 256 or digits past the limit."""
+        queue = ApprovalQueue(require_json=True)
+        if match is None:
+            submit(queue, args=args)
+            assert queue[1].args == args  # type: ignore[union-attr]
+            return
+        with pytest.raises(ValueError, match=match):
+            submit(queue, args=args)
+        assert queue.pending_actions == []
 
 
 AUTO_APPROVE_CASES = [

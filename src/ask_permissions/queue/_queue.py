@@ -14,7 +14,7 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias, TypeGuard, final
 
 from ask_permissions._clock import utc_now
-from ask_permissions._errors import InvalidSnapshotError, preview
+from ask_permissions._errors import preview
 from ask_permissions._names import require_tool_name
 from ask_permissions._strict import (
     SNAPSHOT_VERSION,
@@ -27,6 +27,8 @@ from ask_permissions._strict import (
     read_version,
 )
 from ask_permissions.typing import ActionStatus, Clock, ResolutionScope
+
+from ._args import NotJSONError, freeze_args, json_call_id, json_copy, read_json
 
 __all__ = ["Action", "ApprovalQueue", "Callback"]
 
@@ -136,49 +138,6 @@ def _aware(moment: object, field: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
-class _NotJSON(ValueError):
-    """A value that JSON cannot hold as is, at ``path``."""
-
-    def __init__(self, path: str, expected: str, value: object) -> None:
-        super().__init__(f"{path}: expected {expected}; got {preview(value)}")
-        self.path = path
-        self.value = value
-
-
-def _json_copy(value: object, path: str) -> object:
-    """A copy of ``value`` made of dict/list/str/int/float/bool/None only (``_NotJSON`` otherwise)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return str.__str__(value)  # the text: a str-mixin Enum member's str() is not its value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _NotJSON(path, "a finite number", value)
-        return float(value)
-    if isinstance(value, Mapping):
-        copied: dict[str, object] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise _NotJSON(path, "string keys", key)
-            copied[str.__str__(key)] = _json_copy(item, child(path, key))
-        return copied
-    if isinstance(value, list | tuple):
-        return [_json_copy(item, child(path, index)) for index, item in enumerate(value)]
-    raise _NotJSON(path, "a JSON value (dict, list, str, int, float, bool or None)", value)
-
-
-def _read_json(value: object, path: str) -> object:
-    """A JSON-safe copy of snapshot data, or ``InvalidSnapshotError`` naming the path."""
-    try:
-        return _json_copy(value, path)
-    except _NotJSON as error:
-        raise InvalidSnapshotError(str(error), path=error.path, value=error.value) from None
-    except RecursionError:
-        fail(path, "JSON nested less deeply", value)
-
-
 def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
     data = read_mapping(entry, path, required=_ENTRY_REQUIRED, optional=_ENTRY_OPTIONAL)
     action_id = data["id"]
@@ -194,7 +153,7 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
 
     args: object = {}
     if data.get("args") is not None:
-        args = _read_json(data["args"], child(path, "args"))
+        args = read_json(data["args"], child(path, "args"))
 
     auto_approvable = False
     if data.get("auto_approvable") is not None:
@@ -242,21 +201,14 @@ def _read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[
     return next_id, [actions[action_id] for action_id in sorted(actions)]
 
 
-def _json_call_id(call_id: object, path: str) -> str | int | None:
-    """The ``tool_call_id`` as a snapshot holds it; ``_NotJSON`` when a restore could not read it back."""
-    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
-        raise _NotJSON(path, "a string, an integer or None", call_id)
-    return _json_copy(call_id, path)  # type: ignore[return-value]
-
-
 def _snapshot_entry(action: Action) -> dict[str, Any]:
-    """One ``pending_actions`` entry; ``_NotJSON`` when a restore could not read it back."""
+    """One ``pending_actions`` entry; ``NotJSONError`` when a restore could not read it back."""
     where = f"action {action.id} "
     return {
         "id": action.id,
-        "tool_call_id": _json_call_id(action.tool_call_id, where + "tool_call_id"),
+        "tool_call_id": json_call_id(action.tool_call_id, where + "tool_call_id"),
         "tool_name": action.tool_name,
-        "args": _json_copy(action.args, where + "args"),
+        "args": json_copy(action.args, where + "args"),
         "auto_approvable": action.auto_approvable,
         "message": action.message,
         "submitted_at": action.submitted_at.isoformat(),
@@ -439,15 +391,16 @@ class ApprovalQueue:
             raise TypeError(f"auto_approvable: expected True or False; got {preview(auto_approvable)}")
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message: expected a string or None; got {preview(message)}")
-        if self._require_json:
-            try:
-                _json_call_id(tool_call_id, "tool_call_id")
-                _json_copy(args, "args")
-            except _NotJSON as error:
-                raise ValueError(
-                    f"cannot queue {preview(name)} (tool_call_id {preview(tool_call_id)}): {error}; "
-                    "this queue requires JSON (require_json=True)"
-                ) from None
+        try:
+            if self._require_json:
+                json_call_id(tool_call_id, "tool_call_id")
+            # What a person approves is what was submitted, whatever the host does to its object later.
+            args = freeze_args(args, strict=self._require_json)
+        except NotJSONError as error:
+            raise ValueError(
+                f"cannot queue {preview(name)} (tool_call_id {preview(tool_call_id)}): {error}; "
+                "this queue requires JSON (require_json=True)"
+            ) from None
         submitted_at = self._now()
         on_submit = self.on_submit
         with self._changed:
@@ -456,7 +409,7 @@ class ApprovalQueue:
                 id=self._last_id,
                 tool_call_id=tool_call_id,
                 tool_name=name,
-                args={} if args is None else args,
+                args=args,
                 auto_approvable=auto_approvable,
                 status="pending",
                 submitted_at=submitted_at,
@@ -614,7 +567,7 @@ class ApprovalQueue:
             pending = self._pending()
         try:
             entries = [_snapshot_entry(action) for action in pending]
-        except _NotJSON as error:
+        except NotJSONError as error:
             raise ValueError(f"{error} (args must be JSON-safe to be snapshotted)") from None
         return {"version": SNAPSHOT_VERSION, "next_id": last_id, "pending_actions": entries}
 
