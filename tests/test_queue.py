@@ -1450,6 +1450,100 @@ class TestExpirePending:
         assert [a.id for a in queue.expire_pending(timedelta(minutes=6))] == [1]
 
 
+class TestForgetResolved:
+    """forget_resolved drops resolved history only, by resolution time, and returns how many it dropped."""
+
+    def test_drops_only_resolved_actions(self) -> None:
+        """Approved and rejected actions go; pending ones stay; ids are never given again."""
+        queue = ApprovalQueue()
+        for _ in range(4):
+            submit(queue)
+        queue.approve(1)
+        queue.reject(2)
+        before = queue.snapshot()
+        assert queue.forget_resolved() == 2
+        assert (queue[1], queue[2], queue.wait(1)) == (None, None, None)
+        assert [a.id for a in queue.pending_actions] == [3, 4]
+        assert queue.snapshot() == before
+        assert submit(queue) == 5
+        assert queue.forget_resolved() == 0
+
+    def test_never_drops_an_applying_action(self) -> None:
+        """Called from inside on_approve, the action being approved stays, and goes on a later call."""
+        queue = ApprovalQueue()
+        dropped: list[int] = []
+        queue.on_approve = lambda action: dropped.append(queue.forget_resolved())
+        submit(queue)
+        queue.approve(1)
+        assert dropped == [0]
+        assert queue[1].is_approved  # type: ignore[union-attr]
+        assert queue.forget_resolved() == 1
+
+    def test_older_than_is_by_resolution_time(self) -> None:
+        """Age is now - resolved at by the queue's clock; exactly older_than old is kept."""
+        clock = FakeClock()
+        queue = ApprovalQueue(clock=clock)
+        submit(queue)
+        submit(queue)
+        clock.advance(hours=1)
+        queue.approve(1)  # submitted an hour before, resolved now
+        clock.advance(minutes=10)
+        queue.reject(2)
+        assert queue.forget_resolved(timedelta(minutes=10)) == 0
+        clock.advance(microseconds=1)
+        assert queue.forget_resolved(timedelta(minutes=10)) == 1
+        assert queue[1] is None
+        assert queue[2].is_rejected  # type: ignore[union-attr]
+
+    def test_a_clock_that_goes_back_drops_nothing_early(self) -> None:
+        """An action stamped earlier but resolved later waits for those resolved before it."""
+        clock = FakeClock()
+        queue = ApprovalQueue(clock=clock)
+        submit(queue)
+        submit(queue)
+        queue.approve(1)
+        clock.advance(hours=-1)
+        queue.approve(2)
+        clock.advance(hours=1)
+        assert queue.forget_resolved(timedelta(minutes=30)) == 0
+        assert queue.forget_resolved() == 2
+
+    @pytest.mark.parametrize(
+        ("value", "error"),
+        [(5, TypeError), ("1h", TypeError), (timedelta(seconds=-1), ValueError)],
+        ids=["int", "str", "negative"],
+    )
+    def test_bad_age(self, value: Any, error: type[Exception]) -> None:
+        """older_than must be a non-negative timedelta or None; nothing is dropped otherwise."""
+        queue = ApprovalQueue()
+        submit(queue)
+        queue.approve(1)
+        with pytest.raises(error, match="older_than"):
+            queue.forget_resolved(value)
+        assert queue[1] is not None
+
+    def test_a_waiter_still_gets_its_action(self) -> None:
+        """A wait() woken by a resolution returns the action even if it is forgotten at once."""
+
+        def wait_approve_forget() -> Action | None:
+            queue = ApprovalQueue()
+            submit(queue)
+            results: list[Action | None] = []
+            waiter = start(lambda: results.append(queue.wait(1, timeout=JOIN_TIMEOUT)))
+            time.sleep(0.002)
+            queue.approve(1)
+            queue.forget_resolved()
+            join(waiter)
+            queue.forget_resolved()
+            assert queue[1] is None
+            return results[0]
+
+        for _ in range(20):
+            woken = wait_approve_forget()
+            assert woken is not None
+            assert woken.is_approved
+
+
 class TestThreads:
     """Under any interleaving: ids 1..n, one callback per resolution, no lost wakeup."""
 

@@ -297,10 +297,13 @@ class _Copier:
             list.append(frame[1], item)
 
 
+_NO_ARGS: Final = FrozenDict()
+
+
 def freeze_args(value: object, *, strict: bool, path: str = "args") -> object:
     """The read-only copy of a submission's ``args`` (``None`` becomes ``{}``); see ``_copy``."""
     if value is None:
-        return FrozenDict()
+        return _NO_ARGS  # read-only, so every action without arguments can share it
     return _copy(value, path, freeze=True, strict=strict)
 
 

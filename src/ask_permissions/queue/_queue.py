@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import math
 import threading
-from collections import OrderedDict
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -263,7 +263,10 @@ class ApprovalQueue:
         "_last_id",
         "_requested",
         "_require_json",
+        "_resolved_ids",
+        "_resolved_times",
         "_submitting",
+        "_sync_waiters",
         "_unresolved",
         "on_approve",
         "on_reject",
@@ -298,10 +301,16 @@ class ApprovalQueue:
 
         self._changed: Final = threading.Condition(threading.Lock())
         # Every action ever submitted or restored, by id; resolved ones stay here for queue[id].
-        self._actions: Final[dict[int, Action]] = {}
+        self._actions: dict[int, Action] = {}
         # Ids of the pending and applying actions in id order (ids only ever grow, and a rollback does
         # not move an id), so the head, the pending list and any_pending never look at history.
-        self._unresolved: Final[OrderedDict[int, None]] = OrderedDict()
+        self._unresolved: OrderedDict[int, None] = OrderedDict()
+        # The resolved actions still held, in the order they resolved, and when by the clock (two deques
+        # rather than one of pairs: a pair per action would cost more than the time itself).
+        self._resolved_ids: deque[int] = deque()
+        self._resolved_times: deque[datetime] = deque()
+        # id -> how many threads wait() for it: forget_resolved keeps it until they have woken.
+        self._sync_waiters: Final[Counter[int]] = Counter()
         self._applying: Final[set[int]] = set()
         # id -> thread ident, while that thread runs on_submit for it: the drain must not approve an
         # action before its on_submit returns, nor overtake it.
@@ -476,13 +485,58 @@ class ApprovalQueue:
             ValueError: ``older_than`` is negative.
         """
         if not isinstance(older_than, timedelta):
-            raise TypeError(f"older_than: expected a timedelta; got {older_than!r}")
+            raise TypeError(f"older_than: expected a timedelta; got {preview(older_than)}")
         if older_than < timedelta(0):
             raise ValueError(f"older_than: expected a non-negative timedelta; got {older_than!r}")
         now = self._now()
         with self._changed:
             expired = [action.id for action in self._pending() if now - action.submitted_at > older_than]
         return self._resolve_all(expired, approve=False, scope=None, feedback=_EXPIRED_FEEDBACK)
+
+    def forget_resolved(self, older_than: timedelta | None = None) -> int:
+        """Drop approved and rejected actions from the queue's memory; return how many were dropped.
+
+        ``older_than`` keeps those resolved within that long: age is ``now - resolved at`` by the queue's
+        clock, where an action is resolved at the moment ``approve``, ``reject`` or the drain took it up;
+        one exactly ``older_than`` old is kept, and with a clock that goes back none is dropped early.
+        ``None`` drops every resolved action. Pending and applying actions are never dropped, nor one a
+        ``wait`` has not yet returned. A dropped id reads as unknown (``queue[id]`` is ``None``) and is
+        never given again; snapshots, which hold pending actions only, are unchanged.
+
+        Raises:
+            TypeError: ``older_than`` is not a ``timedelta`` or None.
+            ValueError: ``older_than`` is negative.
+        """
+        cutoff: datetime | None = None
+        if older_than is not None:
+            if not isinstance(older_than, timedelta):
+                raise TypeError(f"older_than: expected a timedelta or None; got {preview(older_than)}")
+            if older_than < timedelta(0):
+                raise ValueError(f"older_than: expected a non-negative timedelta; got {older_than!r}")
+            cutoff = self._now() - older_than
+        with self._changed:
+            ids, times = self._resolved_ids, self._resolved_times
+            actions, waited = self._actions, self._sync_waiters
+            kept: list[tuple[int, datetime]] = []
+            dropped = 0
+            # Resolution order is clock order unless the clock went back: stop at the first one too young.
+            while ids and (cutoff is None or times[0] < cutoff):
+                action_id, resolved_at = ids.popleft(), times.popleft()
+                if action_id in waited:
+                    kept.append((action_id, resolved_at))
+                else:
+                    del actions[action_id]
+                    dropped += 1
+            for action_id, resolved_at in reversed(kept):
+                ids.appendleft(action_id)
+                times.appendleft(resolved_at)
+            if dropped >= len(actions):
+                # A dict keeps the size it grew to, a deque a few spare blocks: copy them, so the memory
+                # goes back to what is left.
+                self._actions = dict(actions)
+                self._unresolved = OrderedDict(self._unresolved)
+                self._resolved_ids, self._resolved_times = deque(ids), deque(times)
+        return dropped
 
     def drain(self) -> ApprovalQueue:
         """Approve from the head while the head is eligible; stop at the first manual item.
@@ -507,13 +561,19 @@ class ApprovalQueue:
             return None
         # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
         limit = None if timeout is None or timeout > threading.TIMEOUT_MAX else timeout
+        key = action_id
         with self._changed:
-            if action_id not in self._actions:
+            if key not in self._actions:
                 return None
-            actions, key = self._actions, action_id
-            if not self._changed.wait_for(lambda: actions[key].status in _RESOLVED, limit):
-                raise TimeoutError(f"action {key} is still {actions[key].status} after {timeout} s")
-            return actions[key]
+            self._sync_waiters[key] += 1
+            try:
+                if not self._changed.wait_for(lambda: self._actions[key].status in _RESOLVED, limit):
+                    raise TimeoutError(f"action {key} is still {self._actions[key].status} after {timeout} s")
+                return self._actions[key]
+            finally:
+                self._sync_waiters[key] -= 1
+                if not self._sync_waiters[key]:
+                    del self._sync_waiters[key]
 
     async def wait_async(self, action_id: object, timeout: float | None = None) -> Action | None:
         """``wait`` for asyncio: never blocks the event loop; woken by a resolution on any thread.
@@ -639,6 +699,7 @@ class ApprovalQueue:
         """Run the callback outside the lock, then finish the resolution or roll it back."""
         action_id = applying.id
         try:
+            resolved_at = self._now()
             if callback is not None:
                 callback(applying)
         except BaseException:
@@ -660,6 +721,8 @@ class ApprovalQueue:
                 self._actions[action_id] = resolved
                 self._applying.discard(action_id)
                 del self._unresolved[action_id]
+                self._resolved_ids.append(action_id)
+                self._resolved_times.append(resolved_at)
                 waiters = self._async_waiters.pop(action_id, ())
             finally:
                 self._changed.notify_all()
