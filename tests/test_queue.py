@@ -24,6 +24,9 @@ from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, Permiss
 from .clock import START, FakeClock
 from .strategies import (
     assert_snapshot_error,
+    hostile_values,
+    mutate,
+    nested,
     nodes_by_path,
     plain_json,
     queue_snapshot_like,
@@ -1029,6 +1032,27 @@ INVALID_SNAPSHOTS: list[tuple[object, str]] = [
 ]
 
 
+def _entry(**fields: object) -> dict[str, object]:
+    """A snapshot holding one entry with id 1 and tool bash, changed by ``fields``."""
+    return {"version": 1, "next_id": 1, "pending_actions": [{"id": 1, "tool_name": "bash", **fields}]}
+
+
+HOSTILE_SNAPSHOTS: list[tuple[str, object, str, str]] = [
+    ("huge-next-id", {"version": 1, "next_id": 10**5000, "pending_actions": []}, "next_id", "at most"),
+    ("next-id-past-64-bits", {"version": 1, "next_id": 2**63, "pending_actions": []}, "next_id", "at most"),
+    ("huge-id", _entry(id=10**5000), "pending_actions[0].id", "at most"),
+    ("id-past-64-bits", _entry(id=2**63), "pending_actions[0].id", "at most"),
+    ("huge-call-id", _entry(tool_call_id=-(10**5000)), "pending_actions[0].tool_call_id", "4300 digits"),
+    ("huge-int-in-args", _entry(args={"n": [10**5000]}), "pending_actions[0].args.n[0]", "4300 digits"),
+    ("nan-in-args", _entry(args=[float("nan")]), "pending_actions[0].args[0]", "finite"),
+    ("deep-list-args", _entry(args=nested(5000)), "pending_actions[0].args" + "[0]" * 256, "256 deep"),
+    ("deep-dict-args", _entry(args=nested(3000, "dict")), "pending_actions[0].args" + ".k" * 256, "256 deep"),
+    ("deep-extra-key", {**_entry(), "extra": nested(5000)}, "extra", "no such key"),
+    ("deep-version", {**_entry(), "version": nested(5000)}, "version", "1"),
+    ("deep-entry", {**_entry(), "pending_actions": [nested(5000)]}, "pending_actions[0]", "an object"),
+]
+
+
 class TestRestore:
     """restore_pending validates everything, then restores pending actions quietly."""
 
@@ -1146,6 +1170,36 @@ class TestRestore:
         queue.restore_pending({"version": 1, "next_id": 4, "pending_actions": []})
         with pytest.raises(ValueError, match="already holds"):
             queue.restore_pending({"version": 1, "next_id": 0, "pending_actions": []})
+
+    @pytest.mark.parametrize(
+        ("snapshot", "path", "match"),
+        [case[1:] for case in HOSTILE_SNAPSHOTS],
+        ids=[case[0] for case in HOSTILE_SNAPSHOTS],
+    )
+    def test_hostile_values(self, snapshot: object, path: str, match: str) -> None:
+        """Digits past the limit, 64 bits, NaN, deep nesting: InvalidSnapshotError, a short message."""
+        queue = ApprovalQueue()
+        error = assert_snapshot_error(queue.restore_pending, snapshot, path, match=match)
+        assert len(str(error)) <= 2 * len(path) + 400
+        assert queue.pending_actions == []
+        assert submit(queue) == 1
+
+    @given(queue_snapshots(), st.data())
+    @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    def test_fuzz_hostile_values(self, snapshot: dict[str, Any], data: st.DataObject) -> None:
+        """A hostile value anywhere in a valid snapshot restores, or raises InvalidSnapshotError only."""
+        hostile = mutate(snapshot, data, values=hostile_values)
+        queue = ApprovalQueue(clock=FakeClock())
+        try:
+            count = queue.restore_pending(hostile)
+        except InvalidSnapshotError as error:
+            message, path = str(error), error.path
+            assert queue.pending_actions == []
+            assert submit(queue) == 1
+            assert len(message) <= 2 * len(path) + 400
+        else:
+            assert len(queue.pending_actions) == count
+            assert json.loads(json.dumps(queue.snapshot()))["next_id"] >= count
 
     @given(queue_snapshot_like)
     @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])

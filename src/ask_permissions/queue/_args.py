@@ -7,8 +7,8 @@ import sys
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, Final, NoReturn
 
-from ask_permissions._errors import InvalidSnapshotError, preview
-from ask_permissions._strict import child
+from ask_permissions._errors import preview
+from ask_permissions._strict import child, fail
 
 __all__ = [
     "MAX_JSON_DEPTH",
@@ -72,6 +72,7 @@ class NotJSONError(ValueError):
     def __init__(self, path: str, expected: str, value: object) -> None:
         super().__init__(f"{path}: expected {expected}; got {preview(value)}")
         self.path = path
+        self.expected = expected
         self.value = value
 
 
@@ -313,11 +314,11 @@ def json_copy(value: object, path: str) -> object:
 
 
 def read_json(value: object, path: str) -> object:
-    """The read-only copy of JSON snapshot data, or ``InvalidSnapshotError`` naming the path."""
+    """The read-only copy of JSON snapshot data; ``InvalidSnapshotError`` naming the path otherwise."""
     try:
         return _copy(value, path, freeze=True, strict=True)
     except NotJSONError as error:
-        raise InvalidSnapshotError(str(error), path=error.path, value=error.value) from None
+        fail(error.path, error.expected, error.value)
 
 
 def json_call_id(call_id: object, path: str) -> str | int | None:

@@ -39,6 +39,8 @@ _SCOPES: Final[tuple[ResolutionScope, ...]] = ("once", "session", "project")
 _RESOLVED: Final = frozenset({"approved", "rejected"})
 _EXPIRED_FEEDBACK: Final = "expired"
 _ENTRY_REQUIRED: Final = ("id", "tool_name")
+MAX_ID: Final = 2**63 - 1
+"""The largest action id: what a 64-bit database integer holds, so snapshots move between stores."""
 _ENTRY_OPTIONAL: Final = ("tool_call_id", "args", "auto_approvable", "message", "submitted_at")
 
 
@@ -138,11 +140,18 @@ def _aware(moment: object, field: str) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
 
 
+def _read_id(value: object, path: str, expected: str, least: int) -> int:
+    """An id (or ``next_id``): an int, not a bool, from ``least`` to ``MAX_ID`` (what a database holds)."""
+    if type(value) is not int or value < least:
+        fail(path, expected, value)
+    if value > MAX_ID:
+        fail(path, f"at most {MAX_ID} (2**63 - 1)", value)
+    return value
+
+
 def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
     data = read_mapping(entry, path, required=_ENTRY_REQUIRED, optional=_ENTRY_OPTIONAL)
-    action_id = data["id"]
-    if type(action_id) is not int or action_id < 1:
-        fail(child(path, "id"), "a positive integer", action_id)
+    action_id = _read_id(data["id"], child(path, "id"), "a positive integer", 1)
     tool_name = str.__str__(read_str(data["tool_name"], child(path, "tool_name"), non_empty=True))
 
     tool_call_id = data.get("tool_call_id")
@@ -150,6 +159,10 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
         isinstance(tool_call_id, bool) or not isinstance(tool_call_id, str | int)
     ):
         fail(child(path, "tool_call_id"), "a string, an integer or null", tool_call_id)
+    try:
+        tool_call_id = json_call_id(tool_call_id, child(path, "tool_call_id"))
+    except NotJSONError as error:
+        fail(error.path, error.expected, error.value)
 
     args: object = {}
     if data.get("args") is not None:
@@ -188,9 +201,7 @@ def _read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[
     """Validate a queue snapshot completely; return ``(next_id, actions in id order)``."""
     data = read_mapping(snapshot, "", required=("version", "next_id", "pending_actions"))
     read_version(data, "")
-    next_id = data["next_id"]
-    if type(next_id) is not int or next_id < 0:
-        fail("next_id", "a non-negative integer", next_id)
+    next_id = _read_id(data["next_id"], "next_id", "a non-negative integer", 0)
     actions: dict[int, Action] = {}
     for index, entry in enumerate(read_list(data["pending_actions"], "pending_actions")):
         path = child("pending_actions", index)
