@@ -166,6 +166,21 @@ class TestAction:
         assert (action.resolution_scope, action.feedback, action.scope) == (None, None, None)
         assert self.make(resolution_scope="session").scope == "session"
 
+    def test_resolutions_change_only_their_fields(self) -> None:
+        """Claiming, approving, rejecting and rolling back keep every other field of the submission."""
+        recorder = Recorder()
+        queue = recorder.queue()
+        queue.submit(tool_call_id="tc-1", tool_name="bash", args={"command": "ls"}, message="m")
+        queue.submit(tool_call_id=7, tool_name="write", auto_approvable=True)
+        submitted = [queue[1], queue[2]]
+        recorder.raise_on[("approve", 1)] = Boom()
+        with pytest.raises(Boom):
+            queue.approve(1, scope="project")
+        queue.reject(2, feedback="no")
+        assert (recorder.ids("approve"), recorder.ids("reject")) == ([1], [2])
+        assert queue[1] == submitted[0]
+        assert queue[2] == dataclasses.replace(submitted[1], status="rejected", feedback="no")  # type: ignore[type-var]
+
     def test_repr(self) -> None:
         """The repr shows id, tool, status, scope/feedback when set, and the submission."""
         text = repr(self.make(status="rejected", feedback="no"))
