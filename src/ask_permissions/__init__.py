@@ -4,7 +4,7 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._errors import InvalidSnapshotError, PermissionsError
+from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
@@ -15,7 +15,10 @@ from .policy._records import DecisionLayer, DecisionRecord, MatchedRule
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
+from .queue._postgres import PostgresStore
 from .queue._queue import Action, ApprovalQueue
+from .queue._sqlite import SqliteStore
+from .queue._store import ApprovalStore, MemoryStore
 from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
 from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
@@ -28,22 +31,28 @@ __all__ = [
     "Approval",
     "ApprovalPolicy",
     "ApprovalQueue",
+    "ApprovalStore",
     "BlockResult",
+    "ClaimLostError",
+    "CorruptStoreError",
     "DecisionLayer",
     "DecisionRecord",
     "HookResult",
     "InvalidSnapshotError",
     "MatchedRule",
+    "MemoryStore",
     "PendingResult",
     "PermissionRuleSet",
     "PermissionRules",
     "Permissions",
     "PermissionsError",
     "PlanModePolicy",
+    "PostgresStore",
     "ProceedResult",
     "Rule",
     "RuleMatch",
     "SessionPermissionGrants",
+    "SqliteStore",
     "ToolCall",
     "ToolMetadata",
     "__version__",

@@ -19,7 +19,6 @@ __all__ = [
     "json_call_id",
     "json_copy",
     "read_json",
-    "utf8_text",
 ]
 
 MAX_JSON_DEPTH: Final = 256
@@ -329,13 +328,3 @@ def json_call_id(call_id: object, path: str) -> str | int | None:
     if isinstance(call_id, bool) or not isinstance(call_id, str | int):
         raise NotJSONError(path, "a string, an integer or None", call_id)
     return _leaf(call_id, True, path)  # type: ignore[return-value]
-
-
-def utf8_text(text: str, path: str) -> str:
-    """``text``, if UTF-8 can encode it (a database column holds it); ``NotJSONError`` otherwise."""
-    if not text.isascii():
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise NotJSONError(path, "text UTF-8 can encode (no lone surrogate)", text) from None
-    return text

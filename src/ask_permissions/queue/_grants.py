@@ -7,17 +7,8 @@ from typing import Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions._names import require_tool_name, require_tool_names
-from ask_permissions._strict import (
-    SNAPSHOT_VERSION,
-    child,
-    fail,
-    read_list,
-    read_mapping,
-    read_str,
-    read_version,
-)
+from ask_permissions._strict import SNAPSHOT_VERSION, child, read_list, read_mapping, read_str, read_version
 
-from ._args import NotJSONError, utf8_text
 from ._store import DEFAULT_SESSION, ApprovalStore, MemoryStore, check_session
 
 __all__ = ["SessionPermissionGrants"]
@@ -42,8 +33,7 @@ class SessionPermissionGrants:
 
     Raises:
         TypeError: ``granted_tools`` is a bare string, or holds a non-string.
-        ValueError: ``granted_tools`` holds an empty string (or, in a durable store, text that is not
-            UTF-8).
+        ValueError: ``granted_tools`` holds an empty string.
     """
 
     __slots__ = ("__weakref__", "_session", "_store")
@@ -63,7 +53,7 @@ class SessionPermissionGrants:
         self._session: Final = check_session(session)
         self._store: Final = store
         if names:
-            store.grant(self._session, self._storable(names, "granted_tools"))
+            store.grant(self._session, names)
 
     @property
     def store(self) -> ApprovalStore:
@@ -83,7 +73,7 @@ class SessionPermissionGrants:
             ValueError: ``tool_name`` is empty.
         """
         name = require_tool_name(tool_name)
-        self._store.grant(self._session, self._storable([name], "tool_name"))
+        self._store.grant(self._session, [name])
         return self
 
     def revoke(self, tool_name: str) -> SessionPermissionGrants:
@@ -128,7 +118,7 @@ class SessionPermissionGrants:
             InvalidSnapshotError: the snapshot is invalid; the grants are left unchanged.
         """
         tools = _read_snapshot(snapshot)
-        self._store.replace_grants(self._session, self._storable(tools, _GRANTED_TOOLS, snapshot=True))
+        self._store.replace_grants(self._session, tools)
         return self
 
     @classmethod
@@ -144,19 +134,6 @@ class SessionPermissionGrants:
         grants = cls()
         grants._store.replace_grants(grants._session, _read_snapshot(snapshot, path))
         return grants
-
-    def _storable(self, names: Iterable[str], path: str, *, snapshot: bool = False) -> list[str]:
-        """``names``, if the store can hold them (a durable store holds UTF-8 text only)."""
-        listed = list(names)
-        if self._store.durable:
-            for name in listed:
-                try:
-                    utf8_text(name, path)
-                except NotJSONError as error:
-                    if snapshot:
-                        fail(error.path, error.expected, error.value)
-                    raise ValueError(str(error)) from None
-        return listed
 
     def __contains__(self, tool_name: object) -> bool:
         return self.is_granted(tool_name)

@@ -14,11 +14,10 @@ from typing import Any, Final, TypeAlias, final
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import ClaimLostError, preview
 from ask_permissions._names import require_tool_name
-from ask_permissions._strict import child, fail
 from ask_permissions.typing import Clock, ResolutionScope
 
 from ._action import RESOLVED, SCOPES, Action, is_id
-from ._args import NotJSONError, freeze_args, json_call_id, utf8_text
+from ._args import NotJSONError, freeze_args, json_call_id
 from ._snapshot import read_snapshot, snapshot_data
 from ._store import DEFAULT_SESSION, ApprovalStore, Claim, MemoryStore, check_session
 from ._waiters import AsyncWaiter, wake
@@ -38,18 +37,12 @@ def _check_scope(scope: object) -> ResolutionScope:
     raise ValueError(f"Unknown resolution scope: {preview(scope)}. Valid: {', '.join(SCOPES)}")
 
 
-def _check_feedback(feedback: object, durable: bool) -> str | None:
+def _check_feedback(feedback: object) -> str | None:
     if feedback is None:
         return None
     if not isinstance(feedback, str):
         raise TypeError(f"feedback: expected a string or None; got {preview(feedback)}")
-    text = str.__str__(feedback)
-    if durable:
-        try:
-            utf8_text(text, "feedback")
-        except NotJSONError as error:
-            raise ValueError(str(error)) from None
-    return text
+    return str.__str__(feedback)
 
 
 def _check_timeout(timeout: float | None) -> None:
@@ -249,8 +242,7 @@ class ApprovalQueue:
             TypeError: ``tool_name`` is not a string, ``auto_approvable`` not a bool, ``message`` not a
                 string or None.
             ValueError: ``tool_name`` is empty; or, with ``require_json``, ``args`` is not a JSON value or
-                ``tool_call_id`` not a string, an integer or None (the message names the call); or,
-                with a durable store, ``tool_name`` or ``message`` is not UTF-8 text.
+                ``tool_call_id`` not a string, an integer or None (the message names the call).
         """
         name = require_tool_name(tool_name)
         if not isinstance(auto_approvable, bool):
@@ -261,10 +253,6 @@ class ApprovalQueue:
         try:
             if self._require_json:
                 json_call_id(tool_call_id, "tool_call_id")
-            if self._durable:
-                utf8_text(name, "tool_name")
-                if text is not None:
-                    utf8_text(text, "message")
             # What a person approves is what was submitted, whatever the host does to its object later.
             frozen = freeze_args(args, strict=self._require_json)
         except NotJSONError as error:
@@ -333,9 +321,8 @@ class ApprovalQueue:
 
         Raises:
             TypeError: ``feedback`` is not a string or None (nothing rejected).
-            ValueError: (durable stores) ``feedback`` is not UTF-8 text (nothing rejected).
         """
-        checked = _check_feedback(feedback, self._durable)
+        checked = _check_feedback(feedback)
         return self._resolve_all(_sorted_ids(action_ids), approve=False, scope=None, feedback=checked)
 
     def approve_all(self, scope: ResolutionScope = "once") -> list[Action]:
@@ -345,7 +332,7 @@ class ApprovalQueue:
 
     def reject_all(self, feedback: str | None = None) -> list[Action]:
         """Reject every pending action (see ``reject``)."""
-        checked = _check_feedback(feedback, self._durable)
+        checked = _check_feedback(feedback)
         return self._resolve_all(self._pending_ids(), approve=False, scope=None, feedback=checked)
 
     def expire_pending(self, older_than: timedelta) -> list[Action]:
@@ -488,8 +475,6 @@ class ApprovalQueue:
             ValueError: this queue (its session of the store) already holds an action.
         """
         next_id, actions = read_snapshot(snapshot, self._now())
-        if self._durable:
-            _check_utf8_entries(snapshot, actions)
         with self._changed:
             try:
                 last_id = self._state.restore(next_id, actions)
@@ -651,20 +636,6 @@ class _Watching:
 
     def __exit__(self, *_: object) -> None:
         self._store.unwatch()
-
-
-def _check_utf8_entries(snapshot: object, actions: list[Action]) -> None:
-    """Refuse, as an invalid snapshot, text a database column cannot hold (before anything changes)."""
-    entries = snapshot["pending_actions"]  # type: ignore[index]
-    paths = {entry["id"]: child("pending_actions", index) for index, entry in enumerate(entries)}
-    for action in actions:
-        for field, text in (("tool_name", action.tool_name), ("message", action.message)):
-            if text is None:
-                continue
-            try:
-                utf8_text(text, child(paths[action.id], field))
-            except NotJSONError as error:
-                fail(error.path, error.expected, error.value)
 
 
 def _sorted_ids(values: Iterable[object]) -> list[int]:
