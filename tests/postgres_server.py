@@ -57,7 +57,7 @@ def _as_server_user(command: list[str]) -> list[str]:
 
 @contextlib.contextmanager
 def postgres_server() -> Iterator[str]:
-    """Start a server; yield a libpq connection string for it; stop and remove it afterwards.
+    """Start a server; yield a libpq URL for it (through its socket); stop and remove it afterwards.
 
     Raises:
         PostgresUnavailable: no server binaries here.
@@ -122,7 +122,7 @@ def postgres_server() -> Iterator[str]:
             detail = log.read_text() if log.exists() else started.stderr
             raise PostgresUnavailable(f"PostgreSQL did not start: {detail[-2000:]}")
         try:
-            yield f"host={root} port={port} user={_USER} dbname=postgres"
+            yield f"postgresql:///postgres?host={root}&port={port}&user={_USER}"
         finally:
             subprocess.run(
                 _as_server_user([str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),

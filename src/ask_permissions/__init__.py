@@ -15,6 +15,7 @@ from .policy._records import DecisionLayer, DecisionRecord, MatchedRule
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
+from .queue._open import open_store
 from .queue._postgres import PostgresStore
 from .queue._queue import Action, ApprovalQueue
 from .queue._sqlite import SqliteStore
@@ -58,4 +59,5 @@ __all__ = [
     "__version__",
     "args_digest",
     "load_policy",
+    "open_store",
 ]

@@ -22,7 +22,7 @@ from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
 from typing import Any, ClassVar, Final, TypeAlias, final
 
-from ask_permissions._errors import CorruptStoreError, preview
+from ask_permissions._errors import CorruptStoreError, InvalidSnapshotError, preview
 from ask_permissions.typing import ResolutionScope
 
 from ._action import SCOPES, Action
@@ -73,14 +73,18 @@ SCHEMA: Final = (
     " status TEXT NOT NULL, resolution_scope TEXT, feedback TEXT, resolved_at DOUBLE PRECISION,"
     " claim_token TEXT, lease_until DOUBLE PRECISION, submit_owner TEXT, submit_until DOUBLE PRECISION,"
     " PRIMARY KEY (session, id))",
-    "CREATE INDEX IF NOT EXISTS ask_permissions_unresolved ON ask_permissions_actions (session, id)"
-    " WHERE status IN ('pending', 'applying')",
-    "CREATE INDEX IF NOT EXISTS ask_permissions_resolved ON ask_permissions_actions (session, resolved_at)"
-    " WHERE status IN ('approved', 'rejected')",
     "CREATE TABLE IF NOT EXISTS ask_permissions_grants ("
     " session TEXT NOT NULL, tool_name TEXT NOT NULL, PRIMARY KEY (session, tool_name))",
 )
 """The tables: one row per session (its last id), per action, and per granted tool of a session."""
+INDEXES: Final = (
+    # The unresolved actions in id order (the head, the pending list), and resolved ones by resolution
+    # time (forget_resolved): neither read ever walks a session's history.
+    "CREATE INDEX IF NOT EXISTS ask_permissions_unresolved ON ask_permissions_actions (session, id)"
+    " WHERE status IN ('pending', 'applying')",
+    "CREATE INDEX IF NOT EXISTS ask_permissions_resolved ON ask_permissions_actions (session, resolved_at)"
+    " WHERE status IN ('approved', 'rejected')",
+)
 
 _TEMPLATES: Final = {
     "get": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions WHERE session = :session AND id = :id",
@@ -192,9 +196,10 @@ def decode_action(row: Sequence[Any], session: str, store: str) -> tuple[Action,
     tool_name = _text(tool_name, where + ".tool_name", store)
     if not tool_name:
         raise corrupt(store, where + ".tool_name", "a non-empty JSON string", tool_name)
+    parsed = _json(args, where + ".args", store)
     try:
-        frozen = read_json(_json(args, where + ".args", store), where + ".args")
-    except ValueError as error:  # InvalidSnapshotError: JSON past what a snapshot holds
+        frozen = read_json(parsed, where + ".args")
+    except InvalidSnapshotError as error:  # JSON past what a snapshot holds
         raise corrupt(store, where + ".args", f"JSON nested at most {MAX_JSON_DEPTH} deep", args) from error
     if auto not in (0, 1) or isinstance(auto, float):  # SQLite keeps 0 and 1, PostgreSQL booleans
         raise corrupt(store, where + ".auto_approvable", "true or false", auto)
@@ -347,6 +352,8 @@ class SqlStore(ApprovalStore):
                 "the columns ask_permissions writes (" + ", ".join(_ACTION_COLUMNS) + ")",
                 sorted(columns),
             )
+        for statement in INDEXES:
+            execute(statement, {})
 
     # -- the store ---------------------------------------------------------------------------------------
 
@@ -524,9 +531,11 @@ class _SqlQueue(QueueState):
         )
         with store._transaction() as execute:
             rows = execute(store._statement("claim"), params)
-            if not rows:
-                return None
-            applying, _ = decode_action(rows[0], self._session, store._where)  # corrupt: rolled back
+            if rows:
+                applying, _ = decode_action(rows[0], self._session, store._where)  # corrupt: rolled back
+        if not rows:
+            self.get(action_id)  # not pending: resolved or unknown, unless its row is corrupt (raises)
+            return None
         store._hold(self._session, action_id, token)
         return Claim(applying, approve, token)
 
