@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -41,6 +42,15 @@ def open_store(
     if kind == "sqlite":
         return SqliteStore(tmp_path_factory.mktemp("sqlite") / "approvals.db")
     return PostgresStore(request.getfixturevalue("postgres_dsn"))
+
+
+@pytest.fixture(params=("sqlite", "postgres"))
+def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a durable store: a fresh SQLite file, or the test run's PostgreSQL database."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'approvals.db'}"
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return dsn
 
 
 @pytest.fixture(scope="module", params=STORE_KINDS)

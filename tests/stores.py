@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import os
 from collections.abc import Iterable, Iterator
 from typing import Any, Final
 
@@ -20,6 +21,7 @@ from ask_permissions import ApprovalQueue, ApprovalStore, SessionPermissionGrant
 __all__ = [
     "STORE_KINDS",
     "current_store",
+    "fresh_session",
     "memory_only",
     "new_grants",
     "new_queue",
@@ -50,9 +52,14 @@ def using_store(store: ApprovalStore | None) -> Iterator[None]:
         _current.pop()
 
 
+def fresh_session() -> str:
+    """A session name no other test of this run uses (the PostgreSQL database lives for the whole run)."""
+    return f"test-{os.getpid()}-{next(_sessions)}"
+
+
 def _where() -> dict[str, Any]:
     store = current_store()
-    return {} if store is None else {"store": store, "session": f"test-{next(_sessions)}"}
+    return {} if store is None else {"store": store, "session": fresh_session()}
 
 
 def new_queue(**kwargs: Any) -> ApprovalQueue:

@@ -7,7 +7,6 @@ behaviour every store shares is pinned by the queue and grants suites, which run
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -32,21 +31,12 @@ from ask_permissions import (
     open_store,
 )
 
+from .stores import fresh_session
 from .strategies import nested
 
 ROOT = Path(__file__).resolve().parent.parent
-DURABLE = ("sqlite", "postgres")
 SETTLE = 20.0  # seconds: how long a lease, a wake-up or a process may take before the test fails
 SHORT_LEASE = timedelta(seconds=1)
-
-
-@pytest.fixture(params=DURABLE)
-def store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    """A URL of a fresh durable store: an SQLite file, or the test run's PostgreSQL database."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'approvals.db'}"
-    dsn: str = request.getfixturevalue("postgres_dsn")
-    return dsn
 
 
 @pytest.fixture
@@ -62,14 +52,6 @@ def opened(store_url: str) -> Iterator[Callable[..., ApprovalStore]]:
     yield open_one
     for store in stores:
         store.close()
-
-
-_sessions = iter(range(1, 10**9))
-
-
-def fresh_session() -> str:
-    """A session name no earlier test used (the PostgreSQL database lives for the whole run)."""
-    return f"stores-{os.getpid()}-{next(_sessions)}"
 
 
 def raw(url: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
@@ -100,7 +82,7 @@ class TestSessions:
         assert [a.tool_name for a in two.pending_actions] == ["write"]
         SessionPermissionGrants(["bash"], store=store, session=first)
         assert SessionPermissionGrants(store=store, session=second).granted_tools == []
-        assert {first, second} <= set(store.sessions())  # type: ignore[attr-defined]
+        assert {first, second} <= set(store.sessions())
 
     def test_objects_on_one_session_share_it(self, opened: Callable[..., ApprovalStore]) -> None:
         """Queues and grants on the same store and session, in one process or two stores, are one."""

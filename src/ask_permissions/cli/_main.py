@@ -13,6 +13,8 @@ from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.settings._policy_file import load_policy
 
+from ._approvals import add_parser as add_approvals_parser
+from ._approvals import run_approvals
 from ._demo import run_demo
 from ._lint import describe_patterns, lint_policy, rule_label
 
@@ -64,6 +66,7 @@ def _parser() -> argparse.ArgumentParser:
         "table. Exit status 0 clean, 1 findings, 2 bad input.",
     )
     lint.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
+    add_approvals_parser(commands)
     return parser
 
 
@@ -78,6 +81,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _check(options.policy, options.tool, options.args_json, as_json=options.json)
         if options.command == "lint":
             return _lint(options.policy)
+        if options.command == "approvals":
+            return run_approvals(options)
         return run_demo(sys.stdout)
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep the interpreter's final flush quiet.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 from typing import Final
-from urllib.parse import unquote
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from ask_permissions._errors import preview
 
@@ -13,7 +13,7 @@ from ._sql import DEFAULT_LEASE
 from ._sqlite import SqliteStore
 from ._store import ApprovalStore, MemoryStore
 
-__all__ = ["open_store"]
+__all__ = ["describe_url", "open_store"]
 
 _SQLITE: Final = "sqlite:///"
 _POSTGRES: Final = ("postgresql://", "postgres://")
@@ -41,3 +41,17 @@ def open_store(url: str, *, lease: timedelta = DEFAULT_LEASE) -> ApprovalStore:
     if url == "memory:":
         return MemoryStore()
     raise ValueError(f"store URL: expected sqlite:///PATH, postgresql://... or memory:; got {preview(url)}")
+
+
+def describe_url(url: str) -> str:
+    """``url`` for a message: a PostgreSQL URL without its password (and query, which may hold one)."""
+    if not url.startswith(_POSTGRES):
+        return url
+    try:
+        parts = urlsplit(url)
+        host = parts.netloc.rpartition("@")
+        user = host[0].partition(":")[0]
+        netloc = f"{user}@{host[2]}" if host[1] else host[2]
+        return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    except ValueError:
+        return "postgresql://(unparsed)"

@@ -131,6 +131,8 @@ _TEMPLATES: Final = {
     "is_granted": "SELECT 1 FROM ask_permissions_grants WHERE session = :session AND tool_name = :name",
     "granted": "SELECT tool_name FROM ask_permissions_grants WHERE session = :session",
     "sessions": "SELECT session FROM ask_permissions_sessions ORDER BY session",
+    "all_pending": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
+    f" WHERE status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY session, id",
     "columns_meta": "SELECT value FROM ask_permissions_meta WHERE name = 'schema_version'",
     "set_meta": "INSERT INTO ask_permissions_meta (name, value) VALUES ('schema_version', :version)"
     " ON CONFLICT (name) DO NOTHING",
@@ -389,8 +391,11 @@ class SqlStore(ApprovalStore):
         return sorted(names)
 
     def sessions(self) -> list[str]:
-        """Every session that has held an action, sorted."""
         return [session for (session,) in self._execute(self._statement("sessions"), {})]
+
+    def all_pending(self) -> list[tuple[str, Action]]:
+        rows = self._execute(self._statement("all_pending"), {"now": self._now()})
+        return [(row[0], decode_action(row[1:], row[0], self._where)[0]) for row in rows]
 
     def close(self) -> None:
         self._closed.set()
@@ -435,6 +440,7 @@ class SqlStore(ApprovalStore):
 
     def _changed_elsewhere(self, session: str | None) -> None:
         """Tell this process's waiters of ``session`` (None: every session) to look again."""
+        self._noticed_change()
         locals_: list[LocalSession] = []
         with self._locals_lock:
             if session is None:

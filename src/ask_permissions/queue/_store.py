@@ -175,6 +175,8 @@ class ApprovalStore(ABC):
     def __init__(self) -> None:
         self._locals: Final[dict[str, LocalSession]] = {}
         self._locals_lock: Final = threading.Lock()
+        self._changes: Final = threading.Condition(threading.Lock())
+        self._change_number = 0
 
     def local(self, session: str) -> LocalSession:
         """This process's ``LocalSession`` of ``session`` (one per store and session)."""
@@ -200,6 +202,35 @@ class ApprovalStore(ABC):
     def unwatch(self) -> None:
         """A wait that ``watch`` announced is over."""
         return
+
+    def change_number(self) -> int:
+        """How many changes by other processes this process has noticed (while watching)."""
+        with self._changes:
+            return self._change_number
+
+    def wait_for_change(self, seen: int, timeout: float) -> int:
+        """Block until a change after number ``seen`` is noticed, or ``timeout`` seconds; the number now."""
+        with self._changes:
+            self._changes.wait_for(lambda: self._change_number != seen, timeout)
+            return self._change_number
+
+    def _noticed_change(self) -> None:
+        with self._changes:
+            self._change_number += 1
+            self._changes.notify_all()
+
+    @abstractmethod
+    def sessions(self) -> list[str]:
+        """Every session that holds (or held) an action, sorted."""
+
+    def all_pending(self) -> list[tuple[str, Action]]:
+        """``(session, action)`` for every pending action of every session, by session and id."""
+        pending: list[tuple[str, Action]] = []
+        for session in self.sessions():
+            local = self.local(session)
+            with local.changed:
+                pending.extend((session, action) for action in local.state.pending())
+        return pending
 
     # -- the grants --------------------------------------------------------------------------------------
 
@@ -349,6 +380,10 @@ class MemoryStore(ApprovalStore):
 
     def __repr__(self) -> str:
         return f"<MemoryStore sessions={len(self._queues)}>"
+
+    def sessions(self) -> list[str]:
+        with self._grants_lock:
+            return sorted(self._queues)
 
     def queue_state(self, session: str) -> QueueState:
         # One state per session, so that every queue of the store on a session shares it.
