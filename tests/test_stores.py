@@ -211,40 +211,42 @@ class TestCorruptRows:
         queue = ApprovalQueue(store=opened(), session=session, auto_approve={"read": True})
         queue.submit(tool_call_id="a", tool_name="bash", args={"command": "ls"})
         queue.submit(tool_call_id="b", tool_name="write")
-        raw(
-            store_url,
-            f"UPDATE ask_permissions_actions SET {column} = ? WHERE session = ? AND id = 1",
-            value,
-            session,
-        )
-        before = raw(
-            store_url, "SELECT * FROM ask_permissions_actions WHERE session = ? ORDER BY id", session
-        )
-        readers: list[Callable[[], object]] = [lambda: queue[1]]
-        if column != "resolution_scope":  # a claim writes the resolution's columns afresh; the rest it reads
-            readers += [lambda: queue.approve(1, 2), lambda: queue.reject(1)]
-        if column != "status":  # a row of no known status is in no pending list: reading it by id raises
-            readers += [lambda: queue.pending_actions, queue.snapshot, queue.drain]
-        for read in readers:
-            with pytest.raises(CorruptStoreError, match=f"id=1\\]\\.{column}: expected .*{expected}") as info:
-                read()
-            assert info.value.path.endswith(f"id=1].{column}")
-            assert isinstance(info.value, ValueError)
-        assert (
-            raw(store_url, "SELECT * FROM ask_permissions_actions WHERE session = ? ORDER BY id", session)
-            == before
-        )
-        assert queue[2] is not None
-        assert queue[2].is_pending
+        corrupt = f"UPDATE ask_permissions_actions SET {column} = ? WHERE session = ? AND id = 1"
+        rows = "SELECT * FROM ask_permissions_actions WHERE session = ? ORDER BY id"
+        raw(store_url, corrupt, value, session)
+        try:
+            before = raw(store_url, rows, session)
+            readers: list[Callable[[], object]] = [lambda: queue[1]]
+            if column != "resolution_scope":  # a claim writes the resolution's columns; the rest it reads
+                readers += [lambda: queue.approve(1, 2), lambda: queue.reject(1)]
+            if column != "status":  # a row of no known status is in no pending list; read by id, it raises
+                readers += [lambda: queue.pending_actions, queue.snapshot]
+            if column == "tool_name":  # the drain reads no more of the head than it needs
+                readers.append(queue.drain)
+            for read in readers:
+                with pytest.raises(
+                    CorruptStoreError, match=f"id=1\\]\\.{column}: expected .*{expected}"
+                ) as info:
+                    read()
+                assert info.value.path.endswith(f"id=1].{column}")
+                assert isinstance(info.value, ValueError)
+            assert raw(store_url, rows, session) == before
+            assert queue[2] is not None
+            assert queue[2].is_pending
+        finally:  # the PostgreSQL database is the whole run's: leave no corrupt row to other tests
+            raw(store_url, "DELETE FROM ask_permissions_actions WHERE session = ?", session)
 
     def test_a_corrupt_grant_is_refused(self, store_url: str, opened: Callable[..., ApprovalStore]) -> None:
         """A grant row that is not a JSON string raises when the grants are listed."""
         session = fresh_session()
         grants = SessionPermissionGrants(["bash"], store=opened(), session=session)
         raw(store_url, "UPDATE ask_permissions_grants SET tool_name = ? WHERE session = ?", "bash", session)
-        with pytest.raises(CorruptStoreError, match="tool_name: expected JSON text"):
-            grants.granted_tools  # noqa: B018
-        assert not grants.is_granted("bash")
+        try:
+            with pytest.raises(CorruptStoreError, match="tool_name: expected JSON text"):
+                grants.granted_tools  # noqa: B018
+            assert not grants.is_granted("bash")
+        finally:
+            raw(store_url, "DELETE FROM ask_permissions_grants WHERE session = ?", session)
 
 
 class TestForeignData:

@@ -19,7 +19,7 @@ from ask_permissions.typing import Clock, ResolutionScope
 from ._action import RESOLVED, SCOPES, Action, is_id
 from ._args import NotJSONError, freeze_args, json_call_id
 from ._snapshot import read_snapshot, snapshot_data
-from ._store import DEFAULT_SESSION, ApprovalStore, Claim, MemoryStore, check_session
+from ._store import DEFAULT_SESSION, ApprovalStore, Claim, Head, MemoryStore, check_session
 from ._waiters import AsyncWaiter, wake
 
 __all__ = ["Action", "ApprovalQueue", "Callback"]
@@ -108,6 +108,7 @@ class ApprovalQueue:
         "_changed",
         "_clock",
         "_durable",
+        "_idle_head",
         "_local",
         "_require_json",
         "_session",
@@ -158,6 +159,7 @@ class ApprovalQueue:
         self.on_reject = on_reject
         self._clock: Final[Clock] = utc_now if clock is None else clock
         self._require_json: Final = require_json or store.durable
+        self._idle_head = False
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -502,16 +504,24 @@ class ApprovalQueue:
         with self._changed:
             return [action.id for action in self._state.pending()]
 
-    def _eligible(self, action: Action) -> bool:
+    def _eligible(self, action: Head) -> bool:
         return action.auto_approvable and self._auto_approve.get(action.tool_name) is True
 
     def _blocker(self) -> int | None:
-        """Locked: the thread of this process running on_submit for an eligible head (the drain waits)."""
+        """Locked: the thread of this process running on_submit for an eligible head (the drain waits).
+
+        Also notes whether that head needs no drain at all (``_idle_head``), for ``_drain`` to use while
+        it still holds the lock.
+        """
         head = self._state.head()
-        if head is None or not self._eligible(head):
+        self._idle_head = (
+            head is None
+            or not self._eligible(head)
+            or (self._durable and self._state.submitting_elsewhere(head.id))
+        )
+        if self._idle_head:
             return None
-        if self._durable and self._state.submitting_elsewhere(head.id):
-            return None
+        assert head is not None
         return self._local.drain.submitting.get(head.id)
 
     def _apply(self, claim: Claim, callback: Callback | None) -> Action:
@@ -574,9 +584,15 @@ class ApprovalQueue:
             ticket = drain.request(me)
             if ticket is None or not drain.take(ticket, me, self._blocker):
                 return
+            if self._idle_head:  # take() just read the head, under this hold of the lock: nothing to do
+                drain.complete()
+                return
         while self._drain_pass(me):
             with self._changed:
                 if not drain.take(ticket, me, self._blocker):
+                    return
+                if self._idle_head:
+                    drain.complete()
                     return
 
     def _drain_pass(self, me: int) -> bool:

@@ -20,14 +20,14 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterable, Sequence
 from datetime import datetime, timedelta
-from typing import Any, ClassVar, Final, TypeAlias, final
+from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, final
 
 from ask_permissions._errors import CorruptStoreError, InvalidSnapshotError, preview
 from ask_permissions.typing import ResolutionScope
 
 from ._action import SCOPES, Action
 from ._args import MAX_JSON_DEPTH, read_json
-from ._store import ApprovalStore, Claim, LocalSession, QueueState
+from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState
 
 __all__ = ["DEFAULT_LEASE", "SCHEMA_VERSION", "Execute", "SqlStore", "positive_seconds"]
 
@@ -90,7 +90,8 @@ _TEMPLATES: Final = {
     "get": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions WHERE session = :session AND id = :id",
     "pending": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
     f" WHERE session = :session AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY id",
-    "head": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
+    "head": "SELECT id, tool_name, auto_approvable, submit_owner, submit_until, {now}"
+    " FROM ask_permissions_actions"
     f" WHERE session = :session AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
     " ORDER BY id LIMIT 1",
     "counts": "SELECT (SELECT count(*) FROM ask_permissions_actions WHERE session = :session"
@@ -241,6 +242,26 @@ def decode_action(row: Sequence[Any], session: str, store: str) -> tuple[Action,
         feedback=feedback,
     )
     return action, lease_until
+
+
+class _Head(NamedTuple):
+    id: int
+    tool_name: str
+    auto_approvable: bool
+
+
+def decode_head(row: Sequence[Any], session: str, store: str) -> Head:
+    """What the drain needs of the head's row, read as strictly as ``decode_action`` reads it."""
+    action_id, tool_name, auto = row[:3]
+    if type(action_id) is not int or not 0 < action_id < 2**63:
+        raise corrupt(store, _where(store, session, action_id) + ".id", "a positive integer", action_id)
+    where = _where(store, session, action_id)
+    name = _text(tool_name, where + ".tool_name", store)
+    if not name:
+        raise corrupt(store, where + ".tool_name", "a non-empty JSON string", tool_name)
+    if auto not in (0, 1) or isinstance(auto, float):
+        raise corrupt(store, where + ".auto_approvable", "true or false", auto)
+    return _Head(action_id, name, bool(auto))
 
 
 def encode_action(action: Action) -> dict[str, Any]:
@@ -502,17 +523,17 @@ class _SqlQueue(QueueState):
     def pending(self) -> list[Action]:
         return self._read(self._store._execute(self._store._statement("pending"), self._params()))
 
-    def head(self) -> Action | None:
+    def head(self) -> Head | None:
         store = self._store
         rows = store._execute(store._statement("head"), self._params())
         self._elsewhere = None
         if not rows:
             return None
-        action, _ = decode_action(rows[0], self._session, store._where)
-        owner, until, now = rows[0][11], rows[0][12], rows[0][13]
+        head = decode_head(rows[0], self._session, store._where)
+        owner, until, now = rows[0][3:6]
         if owner is not None and owner != store._owner and isinstance(until, int | float) and until >= now:
-            self._elsewhere = action.id
-        return action
+            self._elsewhere = head.id
+        return head
 
     def submitting_elsewhere(self, action_id: int) -> bool:
         return self._elsewhere == action_id
@@ -554,11 +575,11 @@ class _SqlQueue(QueueState):
             status="approved" if claim.approve else "rejected",
             resolved_at=resolved_at.timestamp(),
         )
-        with store._transaction() as execute:
-            rows = execute(store._statement("finish"), params)
-            if not rows:
-                return None
-            resolved, _ = decode_action(rows[0], self._session, store._where)
+        # One statement: the row was read whole when claimed, and the resolution is a fact by now.
+        rows = store._execute(store._statement("finish"), params)
+        if not rows:
+            return None
+        resolved, _ = decode_action(rows[0], self._session, store._where)
         return resolved
 
     def release(self, claim: Claim) -> None:

@@ -8,7 +8,7 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict, deque
 from collections.abc import Callable, Collection, Iterable
 from datetime import datetime
-from typing import ClassVar, Final, NamedTuple, final
+from typing import ClassVar, Final, NamedTuple, Protocol, final
 
 from ask_permissions._errors import preview
 from ask_permissions.typing import ResolutionScope
@@ -21,6 +21,7 @@ __all__ = [
     "DEFAULT_SESSION",
     "ApprovalStore",
     "Claim",
+    "Head",
     "LocalSession",
     "MemoryStore",
     "QueueState",
@@ -47,6 +48,19 @@ def check_session(session: object) -> str:
             f"session: expected 1 to {_SESSION_LIMIT} printable characters; got {preview(session)}"
         )
     return name
+
+
+class Head(Protocol):
+    """What the drain needs of the head: an ``Action`` is one, and a database reads no more."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def tool_name(self) -> str: ...
+
+    @property
+    def auto_approvable(self) -> bool: ...
 
 
 class Claim(NamedTuple):
@@ -117,8 +131,8 @@ class QueueState(ABC):
         """The pending actions, in id order (an applying one whose lease ran out is pending again)."""
 
     @abstractmethod
-    def head(self) -> Action | None:
-        """The pending action with the lowest id, or None."""
+    def head(self) -> Head | None:
+        """The pending action with the lowest id (what the drain needs of it), or None."""
 
     def submitting_elsewhere(self, action_id: int) -> bool:
         """Whether another process runs the ``on_submit`` of ``action_id``, the head just read."""
