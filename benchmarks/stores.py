@@ -29,9 +29,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "src"))
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.postgres_server
+
+from tests.postgres_server import PostgresUnavailable, postgres_server
 
 from ask_permissions import ApprovalQueue, ApprovalStore, open_store
 
@@ -154,7 +155,8 @@ def one_process(url: str, settings: Settings) -> tuple[float, float]:
             queue, store = _queue(url, session)
         try:
             submits.append(submit_many(queue, settings.operations) / settings.operations)
-            approves.append(approve_many(queue, list(range(1, settings.operations + 1))) / settings.operations)
+            ids = list(range(1, settings.operations + 1))
+            approves.append(approve_many(queue, ids) / settings.operations)
         finally:
             if store is not None:
                 store.close()
@@ -215,7 +217,12 @@ def _wake_ups_in_threads(settings: Settings) -> list[float]:
     for _ in range(settings.wakes):
         action_id = queue.submit(tool_call_id="wake", tool_name="bash")
         woke: list[float] = []
-        waiter = threading.Thread(target=lambda: (queue.wait(action_id, timeout=30), woke.append(time.monotonic())))
+
+        def wait(action_id: int = action_id, woke: list[float] = woke) -> None:
+            queue.wait(action_id, timeout=30)
+            woke.append(time.monotonic())
+
+        waiter = threading.Thread(target=wait)
         waiter.start()
         time.sleep(0.01)
         approved_at = time.monotonic()
@@ -228,8 +235,6 @@ def _wake_ups_in_threads(settings: Settings) -> list[float]:
 @contextmanager
 def databases(with_postgres: bool) -> Iterator[dict[str, str | None]]:
     """The stores' URLs: memory, a fresh SQLite file, and a throwaway PostgreSQL server (or None)."""
-    from tests.postgres_server import PostgresUnavailable, postgres_server
-
     with tempfile.TemporaryDirectory() as directory:
         urls: dict[str, str | None] = {
             "memory": "memory:",
@@ -293,12 +298,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"| {measure} | " + " | ".join(cells) + " |")
     print()
     targets = []
-    if "SQLite" in rows:
-        targets.append(("submit: SQLite / memory", rows["SQLite"]["submit, 1 process (µs/op)"] / memory["submit, 1 process (µs/op)"], 20.0))
-        targets.append(("wake-up median, SQLite (ms)", rows["SQLite"]["wake-up across processes, median (ms)"], 250.0))
-    if "PostgreSQL" in rows:
-        targets.append(("submit: PostgreSQL / memory", rows["PostgreSQL"]["submit, 1 process (µs/op)"] / memory["submit, 1 process (µs/op)"], 50.0))
-        targets.append(("wake-up median, PostgreSQL (ms)", rows["PostgreSQL"]["wake-up across processes, median (ms)"], 50.0))
+    submit, wake = "submit, 1 process (µs/op)", "wake-up across processes, median (ms)"
+    for store, submit_limit, wake_limit in (("SQLite", 20.0, 250.0), ("PostgreSQL", 50.0, 50.0)):
+        if store in rows:
+            targets.append((f"submit: {store} / memory", rows[store][submit] / memory[submit], submit_limit))
+            targets.append((f"wake-up median, {store} (ms)", rows[store][wake], wake_limit))
     print("| target | measured | limit | met |")
     print("| --- | ---: | ---: | --- |")
     missed = 0

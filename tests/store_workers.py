@@ -11,10 +11,12 @@ Roles:
     hang SESSION ACTION_ID LEASE         approve ACTION_ID with an on_approve that never returns
     stall SESSION ACTION_ID LEASE GO     approve ACTION_ID; on_approve waits for the file GO
     wait SESSION ACTION_ID               wait for ACTION_ID; report when it woke
+    wait_async SESSION ACTION_ID         the same with wait_async, in an event loop
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import random
@@ -113,9 +115,12 @@ def stall(queue: ApprovalQueue, action_id: int, go: Path) -> None:
         emit(event="recorded", id=action_id)
 
 
-def wait(queue: ApprovalQueue, action_id: int) -> None:
+def wait(queue: ApprovalQueue, action_id: int, *, in_loop: bool) -> None:
     emit(event="waiting", id=action_id)
-    action = queue.wait(action_id, timeout=30)
+    if in_loop:
+        action = asyncio.run(queue.wait_async(action_id, timeout=30))
+    else:
+        action = queue.wait(action_id, timeout=30)
     emit(event="woke", id=action_id, status=None if action is None else action.status, at=time.monotonic())
 
 
@@ -134,8 +139,8 @@ def main(argv: list[str]) -> None:
             hang(queue, int(rest[0]))
         elif role == "stall":
             stall(queue, int(rest[0]), Path(rest[2]))
-        elif role == "wait":
-            wait(queue, int(rest[0]))
+        elif role in ("wait", "wait_async"):
+            wait(queue, int(rest[0]), in_loop=role == "wait_async")
         else:
             raise SystemExit(f"unknown role {role!r}")
     finally:

@@ -462,14 +462,15 @@ class TestProcesses:
         assert queue[1] == mine
         assert (mine.status, mine.scope) == ("approved", "project")
 
+    @pytest.mark.parametrize("role", ["wait", "wait_async"])
     def test_a_waiter_is_woken_by_another_process(
-        self, store_url: str, opened: Callable[..., ApprovalStore]
+        self, store_url: str, opened: Callable[..., ApprovalStore], role: str
     ) -> None:
-        """wait() in one process returns the action another process approved."""
+        """wait() or wait_async() in one process returns the action another process approved."""
         session = fresh_session()
         queue = ApprovalQueue(store=opened(), session=session)
         queue.submit(tool_call_id="a", tool_name="bash")
-        waiter = Worker("wait", store_url, session, 1)
+        waiter = Worker(role, store_url, session, 1)
         try:
             waiter.expect("waiting")
             time.sleep(0.3)  # no event says another process's wait() has begun: let it get there
