@@ -237,7 +237,7 @@ class SubmitBench:
     def reset(self) -> None:
         """Settle what the last batch left pending; rebuild once the history outgrew its size by 10 %."""
         self.queue.reject_all()
-        self.resolved = self.queue._last_id
+        self.resolved = self.queue.snapshot()["next_id"]  # nothing pending: the snapshot is just the last id
         if self.resolved - self.size > max(self.size // 10, 0):
             self._fill()
 

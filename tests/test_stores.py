@@ -182,7 +182,7 @@ def _corruptions() -> list[tuple[str, str, object, str]]:
         ("args-too-deep", "args", deep, "nested at most 256 deep"),
         ("tool-name-not-json", "tool_name", "bash", "JSON text"),
         ("tool-name-empty", "tool_name", '""', "a non-empty JSON string"),
-        ("tool-name-number", "tool_name", "3", "a JSON string"),
+        ("tool-name-number", "tool_name", "3", "a non-empty JSON string"),
         ("call-id-float", "tool_call_id", "1.5", "a JSON string or integer"),
         ("message-number", "message", "3", "a JSON string"),
         ("submitted-at-words", "submitted_at", "yesterday", "an ISO 8601 timestamp"),
@@ -242,7 +242,7 @@ class TestCorruptRows:
         grants = SessionPermissionGrants(["bash"], store=opened(), session=session)
         raw(store_url, "UPDATE ask_permissions_grants SET tool_name = ? WHERE session = ?", "bash", session)
         try:
-            with pytest.raises(CorruptStoreError, match="tool_name: expected JSON text"):
+            with pytest.raises(CorruptStoreError, match="tool_name: expected a non-empty JSON string"):
                 grants.granted_tools  # noqa: B018
             assert not grants.is_granted("bash")
         finally:

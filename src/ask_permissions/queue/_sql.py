@@ -151,29 +151,46 @@ def _where(store: str, session: str, action_id: object) -> str:
     return f"{store}: ask_permissions_actions[session={preview(session)}, id={preview(action_id)}]"
 
 
-def corrupt(store: str, path: str, expected: str, value: object) -> CorruptStoreError:
+def corrupt(path: str, expected: str, value: object) -> CorruptStoreError:
     """The error for a value this package would not have written."""
     return CorruptStoreError(f"{path}: expected {expected}; got {preview(value)}", path=path, value=value)
 
 
-def _json(text: object, path: str, store: str) -> object:
-    if not isinstance(text, str):
-        raise corrupt(store, path, "JSON text", text)
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError):
-        raise corrupt(store, path, "JSON text", text) from None
-    return value
+@final
+class _Row:
+    """Where a row came from, for the error that names it (the path is built only then)."""
 
+    __slots__ = ("action_id", "session", "store")
 
-def _text(raw: object, path: str, store: str, *, nullable: bool = False) -> str | None:
-    """A JSON-encoded text column's string."""
-    if raw is None and nullable:
-        return None
-    value = _json(raw, path, store)
-    if not isinstance(value, str):
-        raise corrupt(store, path, "a JSON string", raw)
-    return value
+    def __init__(self, store: str, session: str, action_id: object) -> None:
+        self.store, self.session, self.action_id = store, session, action_id
+
+    def bad(self, column: str, expected: str, value: object) -> CorruptStoreError:
+        return corrupt(f"{_where(self.store, self.session, self.action_id)}.{column}", expected, value)
+
+    def json(self, raw: object, column: str) -> object:
+        if isinstance(raw, str):
+            try:
+                return json.loads(raw)
+            except (ValueError, RecursionError):
+                pass
+        raise self.bad(column, "JSON text", raw)
+
+    def text(self, raw: object, column: str) -> str:
+        """A JSON-encoded text column's non-empty string."""
+        value = self.json(raw, column)
+        if not isinstance(value, str) or not value:
+            raise self.bad(column, "a non-empty JSON string", raw)
+        return value
+
+    def optional_text(self, raw: object, column: str) -> str | None:
+        """A JSON-encoded text column's string, or None."""
+        if raw is None:
+            return None
+        value = self.json(raw, column)
+        if not isinstance(value, str):
+            raise self.bad(column, "a JSON string", raw)
+        return value
 
 
 def text_column(text: str | None) -> str | None:
@@ -181,67 +198,64 @@ def text_column(text: str | None) -> str | None:
     return None if text is None else json.dumps(text)
 
 
-def decode_action(row: Sequence[Any], session: str, store: str) -> tuple[Action, float]:
-    """The ``Action`` a row holds, as of the database's now (a lapsed claim reads pending), and its lease.
+def decode_action(row: Sequence[Any], session: str, store: str) -> Action:
+    """The ``Action`` a row holds, as of the database's now (a claim whose lease lapsed reads pending).
 
     Raises:
         CorruptStoreError: anything ``insert``, ``claim``, ``finish`` or ``release`` would not have written.
     """
     (action_id, call_id, tool_name, args, auto, message, submitted, status, scope, feedback, lease) = row[:11]
     now = row[13]
+    where = _Row(store, session, action_id)
     if type(action_id) is not int or not 0 < action_id < 2**63:
-        raise corrupt(store, _where(store, session, action_id) + ".id", "a positive integer", action_id)
-    where = _where(store, session, action_id)
+        raise where.bad("id", "a positive integer", action_id)
     if call_id is not None:
-        call_id = _json(call_id, where + ".tool_call_id", store)
+        call_id = where.json(call_id, "tool_call_id")
         if isinstance(call_id, bool) or not isinstance(call_id, str | int):
-            raise corrupt(store, where + ".tool_call_id", "a JSON string or integer", call_id)
-    tool_name = _text(tool_name, where + ".tool_name", store)
-    if not tool_name:
-        raise corrupt(store, where + ".tool_name", "a non-empty JSON string", tool_name)
-    parsed = _json(args, where + ".args", store)
+            raise where.bad("tool_call_id", "a JSON string or integer", call_id)
+    name = where.text(tool_name, "tool_name")
+    parsed = where.json(args, "args")
     try:
-        frozen = read_json(parsed, where + ".args")
-    except InvalidSnapshotError as error:  # JSON past what a snapshot holds
-        raise corrupt(store, where + ".args", f"JSON nested at most {MAX_JSON_DEPTH} deep", args) from error
+        frozen = read_json(parsed, "args")
+    except InvalidSnapshotError:  # JSON past what a snapshot holds
+        raise where.bad("args", f"JSON nested at most {MAX_JSON_DEPTH} deep", args) from None
     if auto not in (0, 1) or isinstance(auto, float):  # SQLite keeps 0 and 1, PostgreSQL booleans
-        raise corrupt(store, where + ".auto_approvable", "true or false", auto)
-    message = _text(message, where + ".message", store, nullable=True)
+        raise where.bad("auto_approvable", "true or false", auto)
+    text = where.optional_text(message, "message")
     try:
         submitted_at = datetime.fromisoformat(submitted)
     except (TypeError, ValueError):
-        raise corrupt(store, where + ".submitted_at", "an ISO 8601 timestamp", submitted) from None
+        raise where.bad("submitted_at", "an ISO 8601 timestamp", submitted) from None
     if submitted_at.tzinfo is None:
-        raise corrupt(store, where + ".submitted_at", "a timestamp with its UTC offset", submitted)
+        raise where.bad("submitted_at", "a timestamp with its UTC offset", submitted)
     if status not in _STATUSES:
-        raise corrupt(store, where + ".status", "one of " + ", ".join(_STATUSES), status)
+        raise where.bad("status", "one of " + ", ".join(_STATUSES), status)
     if scope is not None and scope not in SCOPES:
-        raise corrupt(store, where + ".resolution_scope", "one of once, session, project or null", scope)
-    feedback = _text(feedback, where + ".feedback", store, nullable=True)
+        raise where.bad("resolution_scope", "one of once, session, project or null", scope)
+    said = where.optional_text(feedback, "feedback")
     if status in ("pending", "rejected") and scope is not None:
-        raise corrupt(store, where + ".resolution_scope", f"null for a {status} action", scope)
-    if status == "approved" and (scope is None or feedback is not None):
-        raise corrupt(store, where + ".resolution_scope", "a scope, and no feedback, for an approval", scope)
-    lease_until = -math.inf
+        raise where.bad("resolution_scope", f"null for a {status} action", scope)
+    if status == "pending" and said is not None:
+        raise where.bad("feedback", "null for a pending action", said)
+    if status == "approved" and (scope is None or said is not None):
+        raise where.bad("resolution_scope", "a scope, and no feedback, for an approval", scope)
     if status == "applying":
         if not isinstance(lease, int | float) or isinstance(lease, bool):
-            raise corrupt(store, where + ".lease_until", "the claim's lease (seconds)", lease)
-        lease_until = float(lease)
-        if lease_until < now:  # the claiming process stopped renewing it: pending again
-            status, scope, feedback = "pending", None, None
-    action = Action(
+            raise where.bad("lease_until", "the claim's lease (seconds)", lease)
+        if lease < now:  # the claiming process stopped renewing it: pending again
+            status, scope, said = "pending", None, None
+    return Action(
         id=action_id,
         tool_call_id=call_id,
-        tool_name=tool_name,
+        tool_name=name,
         args=frozen,
         auto_approvable=bool(auto),
         status=status,
         submitted_at=submitted_at,
-        message=message,
+        message=text,
         resolution_scope=scope,
-        feedback=feedback,
+        feedback=said,
     )
-    return action, lease_until
 
 
 class _Head(NamedTuple):
@@ -253,14 +267,12 @@ class _Head(NamedTuple):
 def decode_head(row: Sequence[Any], session: str, store: str) -> Head:
     """What the drain needs of the head's row, read as strictly as ``decode_action`` reads it."""
     action_id, tool_name, auto = row[:3]
+    where = _Row(store, session, action_id)
     if type(action_id) is not int or not 0 < action_id < 2**63:
-        raise corrupt(store, _where(store, session, action_id) + ".id", "a positive integer", action_id)
-    where = _where(store, session, action_id)
-    name = _text(tool_name, where + ".tool_name", store)
-    if not name:
-        raise corrupt(store, where + ".tool_name", "a non-empty JSON string", tool_name)
+        raise where.bad("id", "a positive integer", action_id)
+    name = where.text(tool_name, "tool_name")
     if auto not in (0, 1) or isinstance(auto, float):
-        raise corrupt(store, where + ".auto_approvable", "true or false", auto)
+        raise where.bad("auto_approvable", "true or false", auto)
     return _Head(action_id, name, bool(auto))
 
 
@@ -362,7 +374,6 @@ class SqlStore(ApprovalStore):
         [(version,)] = execute(self._statement("columns_meta"), {})
         if version != SCHEMA_VERSION:
             raise corrupt(
-                self._where,
                 f"{self._where}: ask_permissions_meta.schema_version",
                 f"{SCHEMA_VERSION} (this version of ask_permissions reads schema {SCHEMA_VERSION})",
                 version,
@@ -370,7 +381,6 @@ class SqlStore(ApprovalStore):
         columns = self._columns(execute)
         if columns != set(_ACTION_COLUMNS):
             raise corrupt(
-                self._where,
                 f"{self._where}: ask_permissions_actions",
                 "the columns ask_permissions writes (" + ", ".join(_ACTION_COLUMNS) + ")",
                 sorted(columns),
@@ -403,11 +413,14 @@ class SqlStore(ApprovalStore):
 
     def granted(self, session: str) -> list[str]:
         names = []
-        path = f"{self._where}: ask_permissions_grants[session={preview(session)}].tool_name"
         for (raw,) in self._execute(self._statement("granted"), {"session": session}):
-            name = _text(raw, path, self._where)
-            if not name:
-                raise corrupt(self._where, path, "a non-empty JSON string", raw)
+            try:
+                name = json.loads(raw) if isinstance(raw, str) else None
+            except (ValueError, RecursionError):
+                name = None
+            if not isinstance(name, str) or not name:
+                path = f"{self._where}: ask_permissions_grants[session={preview(session)}].tool_name"
+                raise corrupt(path, "a non-empty JSON string", raw)
             names.append(name)
         return sorted(names)
 
@@ -416,7 +429,7 @@ class SqlStore(ApprovalStore):
 
     def all_pending(self) -> list[tuple[str, Action]]:
         rows = self._execute(self._statement("all_pending"), {"now": self._now()})
-        return [(row[0], decode_action(row[1:], row[0], self._where)[0]) for row in rows]
+        return [(row[0], decode_action(row[1:], row[0], self._where)) for row in rows]
 
     def close(self) -> None:
         self._closed.set()
@@ -495,7 +508,7 @@ class _SqlQueue(QueueState):
         return {"session": self._session, "now": self._store._now(), **more}
 
     def _read(self, rows: list[tuple[Any, ...]]) -> list[Action]:
-        return [decode_action(row, self._session, self._store._where)[0] for row in rows]
+        return [decode_action(row, self._session, self._store._where) for row in rows]
 
     def insert(self, build: Callable[[int], Action], *, submitting: bool) -> Action:
         store = self._store
@@ -559,7 +572,7 @@ class _SqlQueue(QueueState):
         with store._transaction() as execute:
             rows = execute(store._statement("claim"), params)
             if rows:
-                applying, _ = decode_action(rows[0], self._session, store._where)  # corrupt: rolled back
+                applying = decode_action(rows[0], self._session, store._where)  # corrupt: rolled back
         if not rows:
             self.get(action_id)  # not pending: resolved or unknown, unless its row is corrupt (raises)
             return None
@@ -579,8 +592,7 @@ class _SqlQueue(QueueState):
         rows = store._execute(store._statement("finish"), params)
         if not rows:
             return None
-        resolved, _ = decode_action(rows[0], self._session, store._where)
-        return resolved
+        return decode_action(rows[0], self._session, store._where)
 
     def release(self, claim: Claim) -> None:
         store = self._store
