@@ -397,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     results, floor = run_all(settings)
     elapsed = time.perf_counter() - started
 
-    print(f"Python {platform.python_version()} ({platform.python_implementation()}), {_machine()}")
+    print(f"Python {platform.python_version()} ({platform.python_implementation()}), {machine()}")
     print(f"{'quick run (rough figures)' if options.quick else 'full run'}, {elapsed:.0f} s")
     print()
     print("| benchmark | ns/op | x floor |")
@@ -409,16 +409,24 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print(f"| {name} | {value:,.0f} | {value / floor:,.1f} |")
     print()
-    print("| target | measured | limit | met |")
-    print("| --- | ---: | ---: | --- |")
-    missed = 0
-    for name, measured, limit in targets(results, floor, settings):
-        missed += measured > limit
-        print(f"| {name} | {measured:.2f} | {limit:.2f} | {'yes' if measured <= limit else 'NO'} |")
+    missed = print_targets(targets(results, floor, settings))
     return 1 if options.check and missed else 0
 
 
-def _machine() -> str:
+def print_targets(rows: list[tuple[str, float, float]], digits: int = 2) -> int:
+    """The targets as a markdown table of ``(target, measured, limit)``; how many were missed."""
+    print("| target | measured | limit | met |")
+    print("| --- | ---: | ---: | --- |")
+    missed = 0
+    for name, measured, limit in rows:
+        missed += measured > limit
+        met = "yes" if measured <= limit else "NO"
+        print(f"| {name} | {measured:.{digits}f} | {limit:.{digits}f} | {met} |")
+    return missed
+
+
+def machine() -> str:
+    """This machine, as a benchmark report names it."""
     model = "unknown CPU"
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():

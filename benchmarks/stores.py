@@ -32,6 +32,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "src"))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # tests.postgres_server
 
+from run import machine, print_targets  # this script's directory: benchmarks/run.py
 from tests.postgres_server import PostgresUnavailable, postgres_server
 
 from ask_permissions import ApprovalQueue, ApprovalStore, open_store
@@ -282,7 +283,7 @@ def main(argv: list[str] | None = None) -> int:
                 "wake-up across processes, slowest (ms)": max(wakes),
             }
     elapsed = time.perf_counter() - started
-    print(f"Python {platform.python_version()} ({platform.python_implementation()}), {_machine()}")
+    print(f"Python {platform.python_version()} ({platform.python_implementation()}), {machine()}")
     print(f"{'quick run (rough figures)' if options.quick else 'full run'}, {elapsed:.0f} s")
     print()
     stores = list(rows)
@@ -303,25 +304,8 @@ def main(argv: list[str] | None = None) -> int:
         if store in rows:
             targets.append((f"submit: {store} / memory", rows[store][submit] / memory[submit], submit_limit))
             targets.append((f"wake-up median, {store} (ms)", rows[store][wake], wake_limit))
-    print("| target | measured | limit | met |")
-    print("| --- | ---: | ---: | --- |")
-    missed = 0
-    for name, measured, limit in targets:
-        missed += measured > limit
-        print(f"| {name} | {measured:.1f} | {limit:.0f} | {'yes' if measured <= limit else 'NO'} |")
+    missed = print_targets(targets, digits=1)
     return 1 if options.check and missed else 0
-
-
-def _machine() -> str:
-    model = "unknown CPU"
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                model = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        model = platform.processor() or model
-    return f"{os.cpu_count()} CPUs ({model}), {platform.system()} {platform.machine()}"
 
 
 if __name__ == "__main__":

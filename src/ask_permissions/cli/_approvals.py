@@ -66,7 +66,7 @@ def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         "watch", parents=[common], help="print pending actions as they arrive (Ctrl-C stops; exit 130)"
     )
     watch.add_argument("--json", action="store_true", help="one JSON object a line")
-    watch.add_argument("--limit", metavar="N", type=_count, help="stop after N actions")
+    watch.add_argument("--limit", metavar="N", type=_positive, help="stop after N actions")
     watch.add_argument("--timeout", metavar="SECONDS", type=_seconds, help="stop after SECONDS")
 
 
@@ -284,26 +284,18 @@ def _shown(value: object) -> str:
     return _cell(preview(value), limit=None)
 
 
-def _action_id(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"expected an action id (a positive integer); got {text!r}"
-        ) from None
-    if not 0 < value < 2**63:
-        raise argparse.ArgumentTypeError(f"expected an action id (a positive integer); got {text!r}")
-    return value
-
-
-def _count(text: str) -> int:
+def _positive(text: str, what: str = "a positive integer") -> int:
     try:
         value = int(text)
     except ValueError:
         value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer; got {text!r}")
+    if not 0 < value < 2**63:
+        raise argparse.ArgumentTypeError(f"expected {what}; got {text!r}")
     return value
+
+
+def _action_id(text: str) -> int:
+    return _positive(text, "an action id (a positive integer)")
 
 
 def _seconds(text: str) -> float:

@@ -5,11 +5,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Final, final
 
-from ask_permissions._errors import preview
 from ask_permissions._names import require_tool_name, require_tool_names
 from ask_permissions._strict import SNAPSHOT_VERSION, child, read_list, read_mapping, read_str, read_version
 
-from ._store import DEFAULT_SESSION, ApprovalStore, MemoryStore, check_session
+from ._store import DEFAULT_SESSION, ApprovalStore, check_session, store_or_memory
 
 __all__ = ["SessionPermissionGrants"]
 
@@ -46,14 +45,10 @@ class SessionPermissionGrants:
         session: str = DEFAULT_SESSION,
     ) -> None:
         names = require_tool_names(granted_tools, "granted_tools")
-        if store is None:
-            store = MemoryStore()
-        elif not isinstance(store, ApprovalStore):
-            raise TypeError(f"store: expected an ApprovalStore; got {preview(store)}")
         self._session: Final = check_session(session)
-        self._store: Final = store
+        self._store: Final = store_or_memory(store)
         if names:
-            store.grant(self._session, names)
+            self._store.grant(self._session, names)
 
     @property
     def store(self) -> ApprovalStore:

@@ -19,7 +19,7 @@ from ask_permissions.typing import Clock, ResolutionScope
 from ._action import RESOLVED, SCOPES, Action, is_id
 from ._args import NotJSONError, freeze_args, json_call_id
 from ._snapshot import read_snapshot, snapshot_data
-from ._store import DEFAULT_SESSION, ApprovalStore, Claim, Head, MemoryStore, check_session
+from ._store import DEFAULT_SESSION, ApprovalStore, Claim, Head, check_session, store_or_memory
 from ._waiters import AsyncWaiter, wake
 
 __all__ = ["Action", "ApprovalQueue", "Callback"]
@@ -142,10 +142,7 @@ class ApprovalQueue:
         for name in auto_approve:
             if not isinstance(name, str):
                 raise TypeError(f"auto_approve: expected tool names (str) as keys; got {preview(name)}")
-        if store is None:
-            store = MemoryStore()
-        elif not isinstance(store, ApprovalStore):
-            raise TypeError(f"store: expected an ApprovalStore; got {preview(store)}")
+        store = store_or_memory(store)
         self._session: Final = check_session(session)
         self._store: Final = store
         self._durable: Final = store.durable

@@ -26,11 +26,25 @@ __all__ = [
     "MemoryStore",
     "QueueState",
     "check_session",
+    "store_or_memory",
 ]
 
 DEFAULT_SESSION: Final = "default"
 """The session a queue or grants object uses when none is named."""
 _SESSION_LIMIT: Final = 200
+
+
+def store_or_memory(store: object) -> ApprovalStore:
+    """``store``, or a new ``MemoryStore`` for None.
+
+    Raises:
+        TypeError: ``store`` is not an ``ApprovalStore``.
+    """
+    if store is None:
+        return MemoryStore()
+    if not isinstance(store, ApprovalStore):
+        raise TypeError(f"store: expected an ApprovalStore; got {preview(store)}")
+    return store
 
 
 def check_session(session: object) -> str:
