@@ -28,14 +28,20 @@ POLL_INTERVAL: Final = 0.05
 other process of a change, so waiting across processes polls ``PRAGMA data_version``: cheap, and only
 while someone waits)."""
 
-_NEXT_ID: Final = (
-    "INSERT INTO ask_permissions_sessions AS s (session, last_id) VALUES (:session, 1)"
-    " ON CONFLICT (session) DO UPDATE SET last_id = s.last_id + 1 RETURNING last_id"
-)
+# A submit is one statement: it takes the write lock as it starts (so it waits on busy, and no other
+# writer comes between its read of the last id and its insert), and the trigger keeps the last id.
 _INSERT: Final = (
     "INSERT INTO ask_permissions_actions (session, id, tool_call_id, tool_name, args, auto_approvable,"
-    " message, submitted_at, status, submit_owner, submit_until) VALUES (:session, :id, :tool_call_id,"
-    " :tool_name, :args, :auto_approvable, :message, :submitted_at, 'pending', :submit_owner, :submit_until)"
+    " message, submitted_at, status, submit_owner, submit_until)"
+    " SELECT :session, last + 1, :tool_call_id, :tool_name, :args, :auto_approvable, :message,"
+    " :submitted_at, 'pending', :submit_owner, :submit_until"
+    " FROM (SELECT COALESCE((SELECT last_id FROM ask_permissions_sessions WHERE session = :session), 0)"
+    f" AS last) WHERE last < {MAX_ID} RETURNING id"
+)
+_LAST_ID_TRIGGER: Final = (
+    "CREATE TRIGGER IF NOT EXISTS ask_permissions_last_id AFTER INSERT ON ask_permissions_actions BEGIN"
+    " INSERT INTO ask_permissions_sessions (session, last_id) VALUES (NEW.session, NEW.id)"
+    " ON CONFLICT (session) DO UPDATE SET last_id = max(last_id, NEW.id); END"
 )
 
 
@@ -91,6 +97,7 @@ class SqliteStore(SqlStore):
         try:
             with self._transaction() as execute:
                 self._check_schema(execute)
+                execute(_LAST_ID_TRIGGER, {})
         except BaseException:
             self._connection.close()
             raise
@@ -135,12 +142,10 @@ class SqliteStore(SqlStore):
                 raise
 
     def _insert(self, session: str, row: dict[str, Any]) -> int:
-        with self._transaction() as execute:
-            [(action_id,)] = execute(_NEXT_ID, {"session": session})
-            if action_id > MAX_ID:
-                raise ValueError(f"session {preview(session)} has given every id up to {MAX_ID}")
-            execute(_INSERT, row | {"session": session, "id": action_id})
-        return int(action_id)
+        rows = self._execute(_INSERT, row | {"session": session})
+        if not rows:
+            raise ValueError(f"session {preview(session)} has given every id up to {MAX_ID}")
+        return int(rows[0][0])
 
     def _columns(self, execute: Execute) -> set[str]:
         return {row[1] for row in execute("PRAGMA table_info(ask_permissions_actions)", {})}
