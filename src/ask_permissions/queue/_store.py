@@ -404,39 +404,39 @@ class MemoryStore(ApprovalStore):
         super().__init__()
         self._queues: Final[dict[str, _MemoryQueue]] = {}
         self._grants: Final[dict[str, set[str]]] = {}
-        self._grants_lock: Final = threading.Lock()
+        self._lock: Final = threading.Lock()
 
     def __repr__(self) -> str:
         return f"<MemoryStore sessions={len(self._queues)}>"
 
     def sessions(self) -> list[str]:
-        with self._grants_lock:
+        with self._lock:
             return sorted(self._queues)
 
     def queue_state(self, session: str) -> QueueState:
         # One state per session, so that every queue of the store on a session shares it.
-        with self._grants_lock:
+        with self._lock:
             state = self._queues.get(session)
             if state is None:
                 state = self._queues[session] = _MemoryQueue()
             return state
 
     def grant(self, session: str, names: Iterable[str]) -> None:
-        with self._grants_lock:
+        with self._lock:
             self._grants.setdefault(session, set()).update(names)
 
     def revoke(self, session: str, name: str) -> None:
-        with self._grants_lock:
+        with self._lock:
             self._grants.get(session, set()).discard(name)
 
     def replace_grants(self, session: str, names: Iterable[str]) -> None:
-        with self._grants_lock:
+        with self._lock:
             self._grants[session] = set(names)
 
     def is_granted(self, session: str, name: str) -> bool:
-        with self._grants_lock:
+        with self._lock:
             return name in self._grants.get(session, ())
 
     def granted(self, session: str) -> list[str]:
-        with self._grants_lock:
+        with self._lock:
             return sorted(self._grants.get(session, ()))
