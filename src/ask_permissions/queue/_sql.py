@@ -178,6 +178,9 @@ class _Row:
 
     def text(self, raw: object, column: str) -> str:
         """A JSON-encoded text column's non-empty string."""
+        plain = _plain_string(raw)
+        if plain:
+            return plain
         value = self.json(raw, column)
         if not isinstance(value, str) or not value:
             raise self.bad(column, "a non-empty JSON string", raw)
@@ -191,6 +194,15 @@ class _Row:
         if not isinstance(value, str):
             raise self.bad(column, "a JSON string", raw)
         return value
+
+
+def _plain_string(raw: object) -> str | None:
+    """The string a JSON string literal without escapes holds (most names are), without parsing JSON."""
+    if isinstance(raw, str) and len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        inner = raw[1:-1]
+        if "\\" not in inner and '"' not in inner:
+            return inner
+    return None
 
 
 def text_column(text: str | None) -> str | None:
@@ -394,9 +406,13 @@ class SqlStore(ApprovalStore):
         return _SqlQueue(self, session)
 
     def grant(self, session: str, names: Iterable[str]) -> None:
+        rows = [{"session": session, "name": text_column(name)} for name in names]
+        if len(rows) == 1:  # the usual grant: one statement is its own transaction
+            self._execute(self._statement("grant"), rows[0])
+            return
         with self._transaction() as execute:
-            for name in names:
-                execute(self._statement("grant"), {"session": session, "name": text_column(name)})
+            for row in rows:
+                execute(self._statement("grant"), row)
 
     def revoke(self, session: str, name: str) -> None:
         self._execute(self._statement("revoke"), {"session": session, "name": text_column(name)})
@@ -414,10 +430,12 @@ class SqlStore(ApprovalStore):
     def granted(self, session: str) -> list[str]:
         names = []
         for (raw,) in self._execute(self._statement("granted"), {"session": session}):
-            try:
-                name = json.loads(raw) if isinstance(raw, str) else None
-            except (ValueError, RecursionError):
-                name = None
+            name = _plain_string(raw)
+            if name is None:
+                try:
+                    name = json.loads(raw) if isinstance(raw, str) else None
+                except (ValueError, RecursionError):
+                    name = None
             if not isinstance(name, str) or not name:
                 path = f"{self._where}: ask_permissions_grants[session={preview(session)}].tool_name"
                 raise corrupt(path, "a non-empty JSON string", raw)
