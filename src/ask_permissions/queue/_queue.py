@@ -651,6 +651,8 @@ class _Watching:
         self._store.unwatch()
 
 
-def _sorted_ids(values: Iterable[object]) -> list[int]:
+def _sorted_ids(values: tuple[object, ...]) -> list[int]:
     """Valid ids, each once, in ascending order; anything that cannot be an id is ignored."""
+    if len(values) == 1:  # approve(id), the usual call
+        return [int(values[0])] if is_id(values[0]) else []
     return sorted({int(value) for value in values if is_id(value)})
