@@ -74,16 +74,21 @@ def submit(queue: ApprovalQueue, seconds: float, index: int) -> None:
 
 
 def resolve(queue: ApprovalQueue, seconds: float, index: int) -> None:
+    """Approve or reject, three at a time, among the oldest pending: the resolvers contend for the same ids,
+    and clearing the head lets the submitters' drains run."""
     queue.on_approve = recorder("approve")
     queue.on_reject = recorder("reject")
     chooser = random.Random(index)
     start = go()
+    oldest: list[int] = []
+    rounds = 0
     while time.time() < start + seconds:
-        pending = queue.pending_actions
-        if not pending:
+        if rounds % 8 == 0 or not oldest:
+            oldest = [action.id for action in queue.pending_actions[:12]]
+        rounds += 1
+        if not oldest:
             continue
-        picked = chooser.sample(pending, min(len(pending), 3))
-        ids = [action.id for action in picked]
+        ids = chooser.sample(oldest, min(len(oldest), 3))
         if chooser.random() < 0.5:
             resolved = queue.approve(*ids, scope="session")
         else:

@@ -365,7 +365,7 @@ class TestProcesses:
         self,
         store_url: str,
         opened: Callable[..., ApprovalStore],
-        record_property: Callable[[str, object], None],
+        request: pytest.FixtureRequest,
     ) -> None:
         """8 submitting and 4 resolving processes: ids 1..n, one callback per resolution, none lost."""
         session = fresh_session()
@@ -406,8 +406,16 @@ class TestProcesses:
         for action_id, action in final.items():
             if action_id not in cleanup:
                 assert (action_id, "approve" if action.is_approved else "reject") in by_event  # type: ignore[union-attr]
-        record_property("submitted", len(submitted))
-        record_property("resolved_by_workers", sum(fired.values()) - len(cleanup))
+        # The run's counts, for a report (pytest --junitxml=... -o junit_family=legacy shows them).
+        request.node.user_properties += [
+            ("submitted", len(submitted)),
+            ("resolved_by_workers", sum(fired.values()) - len(cleanup)),
+            ("resolved_afterwards", len(cleanup)),
+            (
+                "auto_approved_by_drains",
+                sum(r["event"] == "approve" and r["scope"] == "once" for r in records),
+            ),
+        ]
 
     def test_a_killed_process_returns_its_action_after_the_lease(
         self, store_url: str, opened: Callable[..., ApprovalStore]
