@@ -8,11 +8,18 @@ from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, Pe
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
+from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
+from .policy._command_hooks import CommandHook
 from .policy._digest import args_digest
 from .policy._gate import Approval, Permissions
+from .policy._hooks import Hooks
+from .policy._layered import LayeredPolicy, ModeChange
+from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
-from .policy._records import DecisionLayer, DecisionRecord, MatchedRule
+from .policy._records import DecisionRecord, MatchedRule
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
+from .policy._reviewer import DenialTracker, Review
+from .policy._safety import PROTECTED_PATHS, ProtectedPaths
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
 from .queue._open import open_store
@@ -24,40 +31,59 @@ from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
 from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
 from .settings._policy_file import load_policy
+from .settings._settings import PermissionSettings
+from .settings._sources import SettingsSource
+from .typing import DecisionLayer
 
 __all__ = [
     "ALL",
     "DANGEROUS_TOOLS",
+    "PROTECTED_PATHS",
     "Action",
     "Approval",
     "ApprovalPolicy",
     "ApprovalQueue",
     "ApprovalStore",
     "BlockResult",
+    "Check",
     "ClaimLostError",
+    "CommandHook",
     "CorruptStoreError",
     "DecisionLayer",
     "DecisionRecord",
+    "DenialTracker",
     "HookResult",
+    "Hooks",
     "InvalidSnapshotError",
+    "LayeredPolicy",
     "MatchedRule",
     "MemoryStore",
+    "ModeChange",
+    "Outcome",
     "PendingResult",
+    "PermissionCheck",
     "PermissionRuleSet",
     "PermissionRules",
+    "PermissionSettings",
     "Permissions",
     "PermissionsError",
     "PlanModePolicy",
     "PostgresStore",
     "ProceedResult",
+    "ProtectedPaths",
+    "Review",
     "Rule",
     "RuleMatch",
     "SessionPermissionGrants",
+    "SettingsSource",
     "SqliteStore",
     "ToolCall",
     "ToolMetadata",
     "__version__",
+    "allow_all",
     "args_digest",
+    "check",
+    "deny_all",
     "load_policy",
     "open_store",
 ]

@@ -12,9 +12,12 @@ from ask_permissions import (
     ApprovalQueue,
     ApprovalStore,
     ClaimLostError,
+    CommandHook,
     CorruptStoreError,
     DecisionRecord,
     HookResult,
+    Hooks,
+    PermissionCheck,
     PermissionRules,
     PermissionRuleSet,
     Permissions,
@@ -26,6 +29,7 @@ from ask_permissions import (
     load_policy,
     open_store,
 )
+from ask_permissions.typing import HookFunction, HooksConfig, PreToolUseHook
 
 
 def hook(policy: ApprovalPolicy, call: ToolCall) -> str:
@@ -88,3 +92,19 @@ def stores(url: str) -> int:
         store.close()
         shared.close()
     return queue.forget_resolved(timedelta(hours=1)) + len(grants)
+
+
+def hooks() -> ApprovalPolicy:
+    config: HooksConfig = {
+        "PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "guard", "timeout": 5}]}]
+    }
+
+    def no_curl(call: ToolCall) -> PermissionCheck | None:
+        return PermissionCheck.deny("no network") if call.name == "curl" else None
+
+    hook: PreToolUseHook = CommandHook(["guard", "--strict"], matcher="Edit|Write", timeout=2.5)
+    function: HookFunction = no_curl
+    answer: PermissionCheck | None = hook.run(ToolCall("Edit"), cwd=".", mode=None)
+    assert answer is None or answer.is_deny
+    both = Hooks([*Hooks.from_config(config, base_dir="."), hook])
+    return ApprovalPolicy(queue=ApprovalQueue(), hooks=[*both, function])

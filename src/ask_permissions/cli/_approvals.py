@@ -29,7 +29,7 @@ _CELL: Final = 60  # characters of a table cell before it is cut
 _WATCH_FALLBACK: Final = 1.0  # seconds: look again even if no change was noticed
 
 
-def add_parser(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     """Register ``approvals`` and its subcommands."""
     parser = commands.add_parser(
         "approvals",

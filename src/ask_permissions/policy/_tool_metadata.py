@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
+
+from ask_permissions._names import fold_tool_name
 
 __all__ = ["NO_METADATA", "SIDE_EFFECT_SCOPES", "ToolMetadata", "ToolRegistry"]
 
@@ -19,8 +22,10 @@ ELEVATED_RISK_LEVELS: Final = frozenset({"high", "critical"})
 class ToolMetadata:
     """What a tool declares about itself; anything undeclared is absent (false, no risk, scope unknown).
 
-    Read fail-closed: ``approval_required`` and ``always_ask`` count when truthy, while
-    ``auto_approvable`` counts only when it is ``True`` itself.
+    Read fail-closed: ``approval_required``, ``always_ask`` and ``destructive`` count when truthy, while
+    ``auto_approvable`` and ``read_only`` (seed 002's ``isReadOnly``), which relax, count only when they are
+    ``True`` itself. ``check_permissions`` is the tool's own check (a layered policy consults it); the last
+    three are read only by the layered policy's registry.
     """
 
     approval_required: bool = False
@@ -28,6 +33,9 @@ class ToolMetadata:
     always_ask: bool = False
     risk_level: str | None = None
     side_effect_scope: str = "unknown"
+    read_only: bool = False
+    destructive: bool = False
+    check_permissions: Callable[..., object] | None = None
 
     @property
     def is_elevated_risk(self) -> bool:
@@ -51,8 +59,12 @@ def _as_text(value: object) -> str | None:
     return value if isinstance(value, str) else None
 
 
-def read_metadata(tool: object) -> ToolMetadata:
-    """The metadata a registry entry declares, as attributes, zero-argument methods or mapping keys."""
+def read_metadata(tool: object, *, layered: bool = False) -> ToolMetadata:
+    """The metadata a registry entry declares, as attributes, zero-argument methods or mapping keys.
+
+    ``layered`` also reads ``read_only``, ``destructive`` and ``check_permissions`` (a method taking the
+    call's arguments and context, kept, not called).
+    """
     if tool is None:
         return NO_METADATA
     # One Mapping check per entry, not per key: it is an ABC check, and this runs on every tool call.
@@ -63,12 +75,25 @@ def read_metadata(tool: object) -> ToolMetadata:
         values.append(value() if callable(value) else value)
     scope, approval_required, auto_approvable, always_ask, risk_level = values
     scope = _as_text(scope)
-    return ToolMetadata(
+    metadata = ToolMetadata(
         approval_required=bool(approval_required),
         auto_approvable=auto_approvable is True,
         always_ask=bool(always_ask),
         risk_level=_as_text(risk_level),
         side_effect_scope=scope if scope in SIDE_EFFECT_SCOPES else "unknown",
+    )
+    if not layered:
+        return metadata
+    extra = []
+    for key in ("read_only", "destructive"):
+        value = tool.get(key) if mapping else getattr(tool, key, None)  # type: ignore[attr-defined]  # a Mapping
+        extra.append(value() if callable(value) else value)
+    check = tool.get("check_permissions") if mapping else getattr(tool, "check_permissions", None)  # type: ignore[attr-defined]  # a Mapping
+    return dataclasses.replace(
+        metadata,
+        read_only=extra[0] is True,
+        destructive=bool(extra[1]),
+        check_permissions=check if callable(check) else None,
     )
 
 
@@ -78,15 +103,23 @@ class ToolRegistry:
 
     A mapping and any object indexable with ``[]`` are looked up live, on every call; a sequence of objects
     with a ``name`` is indexed once, when the policy is built (the first tool of a name wins).
+
+    A call whose name is not registered but folds to a registered name (``Deploy``, ``deploy\u200b`` for
+    ``deploy``) is asked about when that tool declares ``always_ask``: folding only ever adds the prompt,
+    never the other declarations (a host that runs ``Deploy`` as ``deploy`` must not see it prompt less).
+    Other indexables cannot list their names, so they are looked up exactly.
     """
 
-    __slots__ = ("_index", "_source")
+    __slots__ = ("_folded", "_index", "_layered", "_source")
 
-    def __init__(self, tools: object) -> None:
+    def __init__(self, tools: object, *, layered: bool = False) -> None:
         self._source = tools
+        self._layered = layered
         self._index: Mapping[str, object] | None = None
+        self._folded: Mapping[str, tuple[object, ...]] | None = None
         if tools is None:
             self._index = {}
+            self._folded = {}
         elif isinstance(tools, Sequence) and not isinstance(tools, str | bytes):
             index: dict[str, object] = {}
             for tool in tools:
@@ -95,6 +128,7 @@ class ToolRegistry:
                     raise TypeError(f"tools: expected objects with a string name; got {tool!r}")
                 index.setdefault(name, tool)
             self._index = index
+            self._folded = _by_folded_name(index.items())
         elif isinstance(tools, str | bytes) or (
             not isinstance(tools, Mapping) and not hasattr(tools, "__getitem__")
         ):
@@ -105,12 +139,44 @@ class ToolRegistry:
 
     def lookup(self, name: str) -> ToolMetadata:
         """The metadata of the tool called ``name`` (``NO_METADATA`` when there is no such tool)."""
-        if self._index is not None:
-            return read_metadata(self._index.get(name))
         source: Any = self._source
-        if isinstance(source, Mapping):
-            return read_metadata(source.get(name))
-        try:
-            return read_metadata(source[name])
-        except LookupError:
-            return NO_METADATA
+        if self._index is not None:
+            tool = self._index.get(name)
+        elif isinstance(source, Mapping):
+            tool = source.get(name)
+        else:
+            try:
+                tool = source[name]
+            except LookupError:
+                tool = None
+        if tool is not None:
+            return read_metadata(tool, layered=self._layered)
+        if self._folded_always_asks(name):
+            return _ALWAYS_ASK
+        return NO_METADATA
+
+    def _folded_always_asks(self, name: str) -> bool:
+        """Whether a registered tool whose name folds like ``name`` declares ``always_ask``."""
+        folded = fold_tool_name(name)
+        if self._folded is not None:
+            candidates: Iterable[object] = self._folded.get(folded, ())
+        elif isinstance(self._source, Mapping):
+            # Live mappings may change between calls, so they are scanned, and only for unknown names.
+            candidates = (
+                tool
+                for key, tool in self._source.items()
+                if isinstance(key, str) and fold_tool_name(key) == folded
+            )
+        else:
+            return False
+        return any(tool is not None and read_metadata(tool).always_ask for tool in candidates)
+
+
+_ALWAYS_ASK: Final = dataclasses.replace(NO_METADATA, always_ask=True)
+
+
+def _by_folded_name(entries: Iterable[tuple[str, object]]) -> Mapping[str, tuple[object, ...]]:
+    grouped: dict[str, list[object]] = {}
+    for name, tool in entries:
+        grouped.setdefault(fold_tool_name(name), []).append(tool)
+    return {folded: tuple(tools) for folded, tools in grouped.items()}

@@ -6,7 +6,15 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from ask_permissions._names import require_tool_name, require_tool_names
-from ask_permissions._strict import SNAPSHOT_VERSION, child, read_list, read_mapping, read_str, read_version
+from ask_permissions._strict import (
+    SNAPSHOT_VERSION,
+    child,
+    guard_reading,
+    read_list,
+    read_mapping,
+    read_text,
+    read_version,
+)
 
 from ._store import DEFAULT_SESSION, ApprovalStore, check_session, store_or_memory
 
@@ -110,7 +118,8 @@ class SessionPermissionGrants:
         """Replace every grant with those of ``snapshot``. Returns the grants.
 
         Raises:
-            InvalidSnapshotError: the snapshot is invalid; the grants are left unchanged.
+            InvalidSnapshotError: the snapshot is invalid (whatever it holds: never another exception); the
+                grants are left unchanged.
         """
         tools = _read_snapshot(snapshot)
         self._store.replace_grants(self._session, tools)
@@ -124,7 +133,7 @@ class SessionPermissionGrants:
         error messages start from it.
 
         Raises:
-            InvalidSnapshotError: the snapshot is invalid.
+            InvalidSnapshotError: the snapshot is invalid (whatever it holds: never another exception).
         """
         grants = cls()
         grants._store.replace_grants(grants._session, _read_snapshot(snapshot, path))
@@ -141,12 +150,13 @@ class SessionPermissionGrants:
 
 
 def _read_snapshot(snapshot: object, path: str = "") -> set[str]:
+    return guard_reading(lambda: _read_tools(snapshot, path), snapshot, path)
+
+
+def _read_tools(snapshot: object, path: str) -> set[str]:
     data = read_mapping(snapshot, path, required=("version", _GRANTED_TOOLS))
     read_version(data, path)
     path = child(path, _GRANTED_TOOLS)
     entries = read_list(data[_GRANTED_TOOLS], path)
     # Duplicates are accepted: grants are a set, as in the gem, so they simply collapse.
-    return {
-        str.__str__(read_str(entry, child(path, index), non_empty=True))
-        for index, entry in enumerate(entries)
-    }
+    return {read_text(entry, child(path, index), non_empty=True) for index, entry in enumerate(entries)}

@@ -212,6 +212,17 @@ class ApprovalQueue:
         with self._changed:
             return self._state.counts()[0] > 0
 
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        """The pending actions submitted for this ``tool_call_id``, in id order (a fresh list).
+
+        Ids match by type and value: ``1`` is not ``True`` or ``1.0``. ``None`` matches nothing: a call
+        without an id cannot be recognised again.
+        """
+        if tool_call_id is None:
+            return []
+        with self._changed:
+            return self._state.pending_for_call(tool_call_id)
+
     def __repr__(self) -> str:
         with self._changed:
             pending, last_id = self._state.counts()

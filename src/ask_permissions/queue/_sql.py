@@ -78,18 +78,23 @@ SCHEMA: Final = (
 )
 """The tables: one row per session (its last id), per action, and per granted tool of a session."""
 INDEXES: Final = (
-    # The unresolved actions in id order (the head, the pending list), and resolved ones by resolution
-    # time (forget_resolved): neither read ever walks a session's history.
+    # The unresolved actions in id order (the head, the pending list), resolved ones by resolution time
+    # (forget_resolved), and unresolved ones by call id (pending_for_call): no read walks the history.
     "CREATE INDEX IF NOT EXISTS ask_permissions_unresolved ON ask_permissions_actions (session, id)"
     " WHERE status IN ('pending', 'applying')",
     "CREATE INDEX IF NOT EXISTS ask_permissions_resolved ON ask_permissions_actions (session, resolved_at)"
     " WHERE status IN ('approved', 'rejected')",
+    "CREATE INDEX IF NOT EXISTS ask_permissions_unresolved_calls ON ask_permissions_actions"
+    " (session, tool_call_id) WHERE status IN ('pending', 'applying')",
 )
 
 _TEMPLATES: Final = {
     "get": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions WHERE session = :session AND id = :id",
     "pending": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
     f" WHERE session = :session AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY id",
+    "for_call": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
+    " WHERE session = :session AND tool_call_id = :call AND status IN ('pending', 'applying')"
+    f" AND {_PENDING_OR_LAPSED} ORDER BY id",
     "head": "SELECT id, tool_name, auto_approvable, submit_owner, submit_until, {now}"
     " FROM ask_permissions_actions"
     f" WHERE session = :session AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
@@ -553,6 +558,12 @@ class _SqlQueue(QueueState):
 
     def pending(self) -> list[Action]:
         return self._read(self._store._execute(self._store._statement("pending"), self._params()))
+
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        if isinstance(tool_call_id, bool) or not isinstance(tool_call_id, str | int):
+            return []  # the only call ids a database holds are strings and integers
+        params = self._params(call=json.dumps(tool_call_id))
+        return self._read(self._store._execute(self._store._statement("for_call"), params))
 
     def head(self) -> Head | None:
         store = self._store

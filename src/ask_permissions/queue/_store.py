@@ -6,7 +6,7 @@ import contextlib
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable
 from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, final
 
@@ -147,6 +147,10 @@ class QueueState(ABC):
     @abstractmethod
     def head(self) -> Head | None:
         """The pending action with the lowest id (what the drain needs of it), or None."""
+
+    @abstractmethod
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        """The pending actions of this ``tool_call_id`` (not None), matched by type and value, by id."""
 
     def submitting_elsewhere(self, action_id: int) -> bool:
         """Whether another process runs the ``on_submit`` of ``action_id``, the head just read."""
@@ -291,7 +295,7 @@ class ApprovalStore(ABC):
 class _MemoryQueue(QueueState):
     """A memory session: every action by id, and the bookkeeping that keeps reads off history."""
 
-    __slots__ = ("actions", "applying", "last_id", "resolved_ids", "resolved_times", "unresolved")
+    __slots__ = ("actions", "applying", "by_call", "last_id", "resolved_ids", "resolved_times", "unresolved")
 
     def __init__(self) -> None:
         # Every action submitted or restored and not forgotten, by id.
@@ -299,6 +303,9 @@ class _MemoryQueue(QueueState):
         # Ids of the pending and applying actions in id order (ids only ever grow, and a rollback does
         # not move an id), so the head, the pending list and any_pending never look at history.
         self.unresolved: OrderedDict[int, None] = OrderedDict()
+        # The same ids by the call they stand for, so a host re-running a call finds its action without
+        # scanning every pending one.
+        self.by_call: Final[dict[tuple[type, Hashable], list[int]]] = {}
         self.applying: Final[set[int]] = set()
         # The resolved actions in the order they resolved, and when by the queue's clock (two deques
         # rather than one of pairs: a pair per action would cost more than the time itself).
@@ -310,8 +317,31 @@ class _MemoryQueue(QueueState):
         self.last_id += 1
         action = build(self.last_id)
         self.actions[action.id] = action
-        self.unresolved[action.id] = None
+        self._track(action)
         return action
+
+    def _track(self, action: Action) -> None:
+        self.unresolved[action.id] = None
+        key = _call_key(action.tool_call_id)
+        if key is not None:
+            self.by_call.setdefault(key, []).append(action.id)
+
+    def _untrack(self, action: Action) -> None:
+        del self.unresolved[action.id]
+        key = _call_key(action.tool_call_id)
+        if key is not None:
+            ids = self.by_call[key]
+            ids.remove(action.id)
+            if not ids:
+                del self.by_call[key]
+
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        key = _call_key(tool_call_id)
+        if key is None:  # an unhashable id: compare it with each unresolved action's own
+            ids = [i for i in self.unresolved if _same_call_id(self.actions[i].tool_call_id, tool_call_id)]
+        else:
+            ids = self.by_call.get(key, [])
+        return [self.actions[action_id] for action_id in ids if action_id not in self.applying]
 
     def get(self, action_id: int) -> Action | None:
         return self.actions.get(action_id)
@@ -350,7 +380,7 @@ class _MemoryQueue(QueueState):
         )
         self.actions[applying.id] = resolved
         self.applying.discard(applying.id)
-        del self.unresolved[applying.id]
+        self._untrack(applying)
         self.resolved_ids.append(applying.id)
         self.resolved_times.append(resolved_at)
         return resolved
@@ -364,7 +394,7 @@ class _MemoryQueue(QueueState):
             return self.last_id
         for action in actions:
             self.actions[action.id] = action
-            self.unresolved[action.id] = None
+            self._track(action)
         self.last_id = max([next_id, *(action.id for action in actions)])
         return None
 
@@ -440,3 +470,24 @@ class MemoryStore(ApprovalStore):
     def granted(self, session: str) -> list[str]:
         with self._lock:
             return sorted(self._grants.get(session, ()))
+
+
+def _call_key(tool_call_id: object) -> tuple[type, Hashable] | None:
+    """An index key for a call id, by type and value; ``None`` for no id or an unhashable one."""
+    kind = type(tool_call_id)
+    if kind is str or kind is int:  # what frameworks send: no need to ask whether it hashes
+        return (kind, tool_call_id)
+    if tool_call_id is None:
+        return None
+    try:
+        hash(tool_call_id)
+    except TypeError:
+        return None
+    return (type(tool_call_id), tool_call_id)
+
+
+def _same_call_id(left: object, right: object) -> bool:
+    try:
+        return type(left) is type(right) and bool(left == right)
+    except Exception:  # a host's id type whose comparison raises is not the same id
+        return False

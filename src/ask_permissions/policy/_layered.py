@@ -1,0 +1,734 @@
+"""LayeredPolicy: seed 002's layered permission pipeline, as a table on the pipeline engine.
+
+Read the table top to bottom: hooks; deny rules; ask rules; the tool's own check and the host's checks;
+safety checks; the mode; allow rules; then "ask". The rules come from every settings source, merged so that
+deny beats ask beats allow whatever the source. Then the rewrites: ``auto`` mode lets a reviewer answer asks,
+``dontAsk`` turns asks into blocks, and without a person (``interactive=False``) an ask is a block.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import posixpath
+import threading
+import urllib.parse
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, Final, final
+
+from ask_permissions._errors import preview
+from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._paths import normalize_path
+from ask_permissions.rules._shell import parse_command
+from ask_permissions.rules._specifier_base import subject_values
+from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
+from ask_permissions.settings._settings import PermissionSettings
+from ask_permissions.settings._sources import LAYERED_MODES
+from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest
+
+from ._checks import Check, PermissionCheck, read_checks, run_checks
+from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Rewrite, Table, Texts, unanswerable
+from ._hooks import Hooks, read_hooks
+from ._layered_rules import LayeredMatch, LayeredRules
+from ._outcome import ProjectGrantHook
+from ._plan_mode import PlanModePolicy
+from ._records import DecisionRecord, MatchedRule
+from ._reviewer import DenialTracker, Review, Reviewer, review
+from ._safety import PROTECTED_PATHS, ProtectedPaths, SafetyFinding, check_paths, check_shell
+from ._tool_metadata import ToolMetadata, ToolRegistry
+
+if TYPE_CHECKING:
+    from ask_permissions.queue._queue import Action, ApprovalQueue
+
+__all__ = ["LAYERED_LAYERS", "LayeredPolicy", "ModeChange"]
+
+_logger: Final = logging.getLogger("ask_permissions.policy")
+
+_SHELL_KEYS: Final = ("command", "cmd")
+_PATH_KEYS: Final = ("file_path", "path", "notebook_path")
+_URL_KEYS: Final = ("url",)
+_EDIT_COMMANDS: Final = frozenset({"mkdir", "touch", "mv", "cp"})
+"""The shell commands ``acceptEdits`` allows when every path they name lies inside the working directories."""
+
+DONT_ASK_TEXT: Final = "Tool '{tool}' requires approval, and dontAsk mode turns every ask into a refusal"
+REVIEWER_DENIED_TEXT: Final = "The reviewer denied the call to '{tool}'"
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class ModeChange:
+    """A change of a layered policy's mode, as its history and ``on_mode_change`` report it."""
+
+    old: LayeredMode
+    new: LayeredMode
+    ts: datetime
+
+
+@final
+class _State:
+    """What the layers read of the policy at one moment: replaced whole when the mode or settings change."""
+
+    __slots__ = (
+        "checks",
+        "cwd",
+        "denials",
+        "directories",
+        "exit_tool",
+        "grants",
+        "home",
+        "hooks",
+        "interactive",
+        "kinds",
+        "mode",
+        "protected",
+        "queue",
+        "reviewer",
+        "reviewer_timeout",
+        "rules",
+        "tools",
+        "version",
+    )
+
+    def __init__(self, **fields: Any) -> None:
+        for name, value in fields.items():
+            setattr(self, name, value)
+
+    def with_changes(self, **changes: Any) -> _State:
+        return _State(**{name: changes.get(name, getattr(self, name)) for name in _State.__slots__})
+
+    checks: tuple[Check, ...]
+    cwd: str
+    denials: DenialTracker
+    directories: tuple[str, ...]
+    exit_tool: str
+    grants: GrantsLike | None
+    home: str
+    hooks: Hooks
+    interactive: bool
+    kinds: Mapping[str, ToolKind]
+    mode: LayeredMode
+    protected: ProtectedPaths
+    queue: ApprovalQueue
+    reviewer: Reviewer | None
+    reviewer_timeout: float | None
+    rules: LayeredRules
+    tools: ToolRegistry
+    version: int
+
+
+@final
+class _Call:
+    """One call's facts for the layered table: its rules match and tool metadata, read once; its kind's
+    subject (command, paths, URL) and the tool's own check, read when first asked for."""
+
+    __slots__ = (
+        "_checked",
+        "_tool_check",
+        "arguments",
+        "call_id",
+        "context",
+        "matched",
+        "name",
+        "state",
+        "tool",
+    )
+
+    def __init__(self, state: _State, name: str, arguments: object, call_id: object, context: object) -> None:
+        self.state = state
+        self.name = name
+        self.arguments = arguments
+        self.call_id = call_id
+        self.context = context
+        self.matched: LayeredMatch | None = state.rules.explain(name, arguments)
+        self.tool: ToolMetadata = state.tools.lookup(name)
+        self._checked = False
+        self._tool_check: PermissionCheck | None = None
+
+    @property
+    def interactive(self) -> bool:
+        return self.state.interactive
+
+    @property
+    def match(self) -> MatchedRule | None:
+        return None if self.matched is None else _matched_rule(self.matched)
+
+    def queue_approves(self) -> bool:
+        return self.state.queue.auto_approve.get(self.name) is True
+
+    def with_arguments(self, arguments: object) -> _Call:
+        return _Call(self.state, self.name, arguments, self.call_id, self.context)
+
+    # -- what the call touches ------------------------------------------------------------------------------
+
+    @property
+    def kind(self) -> ToolKind | None:
+        return self.state.kinds.get(self.name) or BUILTIN_KINDS.get(self.name)
+
+    def subjects(self, defaults: tuple[str, ...]) -> tuple[str, ...] | None:
+        """The string subjects at the kind's key; ``None`` when one of them is not a string (unreadable)."""
+        kind = self.kind
+        values = subject_values(self.arguments, None if kind is None else kind.key, defaults)
+        if any(not isinstance(value, str) for value in values):
+            return None
+        return tuple(values)  # type: ignore[arg-type]  # strings, checked above
+
+    def command(self) -> str | None:
+        if self.kind is None or self.kind.kind != "shell":
+            return None
+        subjects = self.subjects(_SHELL_KEYS)
+        return subjects[0] if subjects and len(subjects) == 1 else None
+
+    def paths(self) -> tuple[str, ...] | None:
+        """The absolute, normalized paths a path tool's call names (``None``: not a path tool, unreadable)."""
+        if self.kind is None or self.kind.kind != "path":
+            return None
+        subjects = self.subjects(_PATH_KEYS)
+        if subjects is None:
+            return None
+        state = self.state
+        return tuple(
+            normalize_path(
+                posixpath.join(state.cwd, os.path.expanduser(path) if path.startswith("~") else path)
+            )
+            for path in subjects
+        )
+
+    def url(self) -> str | None:
+        if self.kind is None or self.kind.kind != "url":
+            return None
+        subjects = self.subjects(_URL_KEYS)
+        return subjects[0] if subjects and len(subjects) == 1 else None
+
+    def tool_check(self) -> PermissionCheck | None:
+        """The tool's own check (``check_permissions(arguments, context)``), called at most once."""
+        if not self._checked:
+            self._checked = True
+            check = self.tool.check_permissions
+            if check is not None:
+                answer = check(self.arguments, self.context)
+                if answer is not None and not isinstance(answer, PermissionCheck):
+                    got = preview(answer)
+                    raise TypeError(
+                        f"{self.name}.check_permissions: expected a PermissionCheck or None; got {got}"
+                    )
+                self._tool_check = answer
+        return self._tool_check
+
+
+def _matched_rule(matched: LayeredMatch) -> MatchedRule:
+    rule = matched.rule
+    pattern = rule.parsed.argument_pattern
+    tool = rule.parsed.tool_pattern
+    return MatchedRule(
+        index=rule.position,
+        layer="default",
+        declared_decision=rule.decision,
+        effective_decision=matched.decision,
+        tool_pattern={"type": "string", "value": tool}
+        if isinstance(tool, str)
+        else {"type": "regexp", "source": tool.pattern, "flags": ""},
+        argument_pattern=None if pattern is None else pattern.to_snapshot(),
+        text=matched.text,
+    )
+
+
+def _from_rules(matched: LayeredMatch, opinion: str, **extra: Any) -> Opinion:
+    rule = _matched_rule(matched)
+    return Opinion(opinion, rule=rule, source=matched.source, **extra)  # type: ignore[arg-type]  # a verdict
+
+
+_PROCEED: Final = Opinion("proceed")
+_ASK: Final = Opinion("ask")
+_BLOCK: Final = Opinion("block")
+
+
+def _hook(call: _Call) -> Opinion | None:
+    """0. PreToolUse hooks see the call first; anything but a deny must still pass the guards."""
+    hooks = call.state.hooks
+    if not hooks:
+        return None
+    return hooks.decide(
+        ToolCall(call.name, call.arguments, call.call_id), cwd=call.state.cwd, mode=call.state.mode
+    )
+
+
+def _deny_rule(call: _Call) -> Opinion | None:
+    """1. A deny rule from any source blocks: denied at any level, no other level can allow it."""
+    matched = call.matched
+    return _from_rules(matched, "block") if matched is not None and matched.decision == "deny" else None
+
+
+def _ask_rule(call: _Call) -> Opinion | None:
+    """2. An ask rule from any source asks a person, in every mode (and no reviewer may answer it)."""
+    matched = call.matched
+    if matched is not None and matched.decision == "ask":
+        return _from_rules(matched, "ask", reviewable=False)
+    return None
+
+
+def _tool_check(call: _Call) -> Opinion | None:
+    """3. The tool's own check: it can neither lift a deny nor needs to repeat an allow.
+
+    A deny blocks; a safety-check ask asks whatever the mode; an allow or a rewrite must still pass the
+    guards; a plain ask leaves the decision to the mode and the allow rules (its prompt is the default's).
+    """
+    answer = call.tool_check()
+    if answer is None:
+        return None
+    if answer.verdict == "deny":
+        return Opinion("block", answer.reason)
+    if answer.verdict == "ask":
+        return Opinion("ask", answer.reason, reviewable=answer.reviewable) if answer.safety else None
+    return Opinion("proceed", provisional=True, arguments=answer.arguments)
+
+
+def _check(call: _Call) -> Opinion | None:
+    """3b. The host's check functions, where the tool's own check sits (provisional, as for the gem's)."""
+    checks = call.state.checks
+    return run_checks(checks, ToolCall(call.name, call.arguments, call.call_id)) if checks else None
+
+
+def _safety_check(call: _Call) -> Opinion | None:
+    """4. Safety checks: writes to protected paths and removals of whole trees ask, immune to every mode
+    and allow rule."""
+    state = call.state
+    finding: SafetyFinding | None = None
+    paths = call.paths()
+    if paths is not None and not call.tool.read_only:
+        finding = check_paths(paths, cwd=state.cwd, protected=state.protected)
+    command = call.command()
+    if finding is None and command is not None:
+        finding = check_shell(command, cwd=state.cwd, home=state.home, protected=state.protected)
+    return None if finding is None else Opinion("ask", finding.reason, reviewable=finding.reviewable)
+
+
+def _inside(path: str, directories: tuple[str, ...]) -> bool:
+    return any(path == directory or path.startswith(directory.rstrip("/") + "/") for directory in directories)
+
+
+def _edits_inside(call: _Call) -> bool:
+    """acceptEdits: a path tool's write, or mkdir/touch/mv/cp commands, all inside the working directories."""
+    directories = call.state.directories
+    paths = call.paths()
+    if paths is not None:
+        return bool(paths) and all(_inside(path, directories) for path in paths)
+    command = call.command()
+    if command is None:
+        return False
+    parsed = parse_command(command)
+    if not parsed.understood or not parsed.subcommands:
+        return False
+    for sub in parsed.subcommands:
+        if sub.assignments or sub.wrappers or not sub.words or sub.words[0] not in _EDIT_COMMANDS:
+            return False
+        operands = [word for word in sub.words[1:] if not word.startswith("-")]
+        if not operands:
+            return False
+        for word in operands:
+            path = normalize_path(posixpath.join(call.state.cwd, os.path.expanduser(word)))
+            if not _inside(path, directories):
+                return False
+    return True
+
+
+def _mode(call: _Call) -> Opinion | None:
+    """5. The mode: plan allows only read-only tools and its exit tool; acceptEdits allows edits inside the
+    working directories; bypassPermissions allows what nothing above stopped."""
+    mode = call.state.mode
+    if mode == "plan":
+        return _PROCEED if call.tool.read_only or call.name == call.state.exit_tool else _BLOCK
+    if mode == "bypassPermissions":
+        return _PROCEED
+    if mode == "acceptEdits" and not call.tool.read_only and _edits_inside(call):
+        return _PROCEED
+    return None
+
+
+def _allow_rule(call: _Call) -> Opinion | None:
+    """6. An allow rule from any source proceeds (a compound command when each part is allowed); so does a
+    whole-tool session grant."""
+    matched = call.matched
+    if matched is not None and matched.decision == "allow":
+        return _from_rules(matched, "proceed")
+    grants = call.state.grants
+    if grants is not None and grants.is_granted(call.name) is True:
+        return Opinion("proceed", source="session")
+    return None
+
+
+def _default(call: _Call) -> Opinion | None:
+    """7. Nothing decided: ask a person (with the tool's own prompt, if its check asked)."""
+    answer = call.tool_check()
+    if answer is not None and answer.verdict == "ask":
+        return Opinion("ask", answer.reason, reviewable=answer.reviewable)
+    return _ASK
+
+
+def _auto(call: _Call, decided: Decided) -> Decided:
+    """auto: a reviewer answers a reviewable ask, until too many denials hand asks back to a person."""
+    state = call.state
+    opinion = decided.opinion
+    if state.mode != "auto" or state.reviewer is None or not opinion.reviewable or state.denials.tripped:
+        return decided
+    request: ReviewRequest = {
+        "tool": call.name,
+        "tool_call_id": None if call.call_id is None else str(call.call_id),
+        "args": call.arguments,
+        "reason": decided.reason or opinion.reason or f"Tool '{call.name}' requires approval",
+    }
+    verdict: Review | None = review(state.reviewer, request, state.reviewer_timeout)
+    if verdict is None:
+        return decided  # the reviewer could not answer: a person will
+    state.denials.record(verdict.verdict)
+    if verdict.verdict == "allow":
+        return decided._replace(
+            opinion=Opinion("proceed", rule=opinion.rule, source=opinion.source, rule_id="reviewer")
+        )
+    reason = verdict.reason or REVIEWER_DENIED_TEXT.format(tool=call.name)
+    return decided._replace(
+        opinion=Opinion("block", reason, rule=opinion.rule, source=opinion.source, rule_id="reviewer")
+    )
+
+
+def _dont_ask(call: _Call, decided: Decided) -> Decided:
+    """dontAsk: every ask becomes a block (for background agents no person attends)."""
+    if call.state.mode != "dontAsk":
+        return decided
+    return decided._replace(opinion=unanswerable(decided.opinion, DONT_ASK_TEXT.format(tool=call.name)))
+
+
+_TABLE: Final[Table[_Call]] = Table(
+    (
+        Layer("hook", _hook, blocking=True),
+        Layer("deny_rule", _deny_rule, guard=True),
+        Layer("ask_rule", _ask_rule, guard=True),
+        Layer("tool_check", _tool_check),
+        Layer("check", _check),
+        Layer("safety_check", _safety_check, guard=True),
+        Layer("mode", _mode, guard=True),
+        Layer("allow_rule", _allow_rule),
+        Layer("default", _default),
+        Rewrite("auto", _auto, frozenset({"ask"}), blocking=True),
+        Rewrite("dont_ask", _dont_ask, frozenset({"ask"})),
+        UNATTENDED,
+    ),
+    Texts({"deny_rule": "Denied by permission rules: '{tool}'", "mode": PlanModePolicy.DEFAULT_REASON}),
+)
+"""Seed 002's order: the first layer with an opinion decides; then the rewrites; then the fixed texts."""
+
+LAYERED_LAYERS: Final = _TABLE.names
+"""The names a ``LayeredPolicy``'s decision records report, in the order the layers are consulted."""
+
+
+@final
+class LayeredPolicy(Engine[_Call]):
+    """Seed 002's layered policy: rules from every settings source, modes, safety checks, a tool's own check.
+
+    Thread-safe: its state (mode, rules built from the settings) is replaced whole under a private lock, and
+    each call reads one state; the queue, settings and grants guard themselves.
+
+    Args:
+        queue: the ``ApprovalQueue`` asks go into.
+        settings: the ``PermissionSettings`` whose sources give the rules, the default mode, additional
+            directories, the bypass lock and hooks.
+        mode: ``default``, ``acceptEdits``, ``plan``, ``bypassPermissions``, ``dontAsk`` or ``auto``
+            (default: the settings' ``defaultMode``, else ``default``).
+        tools: the tool registry (as for ``ApprovalPolicy``); tools may also declare ``read_only``,
+            ``destructive`` and ``check_permissions(arguments, context)``.
+        cwd: the working directory (default: the settings' project directory).
+        session_grants: whole-tool grants for the session (a ``SessionPermissionGrants``).
+        on_decision, clock, interactive, on_project_grant: as for ``ApprovalPolicy``.
+        kinds: tool name → ``"shell"``, ``"path"`` or ``"url"``, optionally ``:key`` (as for rule text).
+        protected_paths: the safety checks' protected paths (``PROTECTED_PATHS`` extended, say).
+        checks, hooks: check functions and PreToolUse hooks, added to the settings' hooks.
+        reviewer: ``auto`` mode's reviewer; ``reviewer_timeout`` bounds it (seconds).
+        max_consecutive_denials, max_total_denials: the reviewer's circuit breaker (3 and 20).
+        exit_tool: the tool that leaves plan mode (``exit_plan_mode``).
+        on_mode_change: called with a ``ModeChange`` after the mode changed.
+
+    Raises:
+        ValueError: an unknown mode, or ``bypassPermissions`` while a settings source disables it.
+        InvalidSnapshotError: a rule or hook of the settings that cannot be read (naming file and field).
+        TypeError: a collaborator of the wrong shape.
+    """
+
+    __slots__ = ("_history", "_lock", "_on_mode_change", "_own_hooks", "_settings", "_state")
+
+    def __init__(
+        self,
+        *,
+        queue: ApprovalQueue,
+        settings: PermissionSettings,
+        mode: LayeredMode | None = None,
+        tools: object = None,
+        cwd: str | os.PathLike[str] | None = None,
+        session_grants: GrantsLike | None = None,
+        on_decision: Callable[[DecisionRecord], object] | None = None,
+        clock: Clock | None = None,
+        interactive: bool = True,
+        on_project_grant: ProjectGrantHook | None = None,
+        kinds: Mapping[str, str] | None = None,
+        protected_paths: ProtectedPaths = PROTECTED_PATHS,
+        checks: Iterable[object] | None = None,
+        hooks: object = None,
+        reviewer: Reviewer | None = None,
+        reviewer_timeout: float | None = None,
+        max_consecutive_denials: int = 3,
+        max_total_denials: int = 20,
+        exit_tool: str = "exit_plan_mode",
+        on_mode_change: Callable[[ModeChange], object] | None = None,
+    ) -> None:
+        if not isinstance(settings, PermissionSettings):
+            raise TypeError(f"settings: expected a PermissionSettings; got {preview(settings)}")
+        if session_grants is not None and not callable(getattr(session_grants, "is_granted", None)):
+            raise TypeError(
+                f"session_grants: expected an object with is_granted(); got {preview(session_grants)}"
+            )
+        if reviewer is not None and not callable(reviewer):
+            raise TypeError(f"reviewer: expected a callable; got {preview(reviewer)}")
+        if on_mode_change is not None and not callable(on_mode_change):
+            raise TypeError(f"on_mode_change: expected a callable; got {preview(on_mode_change)}")
+        if not isinstance(protected_paths, ProtectedPaths):
+            raise TypeError(f"protected_paths: expected ProtectedPaths; got {preview(protected_paths)}")
+        chosen: LayeredMode = mode or settings.default_mode or "default"
+        self._settings: Final = settings
+        self._check_mode(chosen)
+        working = os.path.abspath(os.fspath(cwd)) if cwd is not None else settings.project_dir
+        own_hooks = read_hooks(hooks)
+        all_checks = read_checks(checks)
+        version, sources = settings.snapshot()
+        home = os.path.expanduser("~")
+        read = read_kinds(kinds)
+        state = _State(
+            checks=all_checks,
+            cwd=working,
+            denials=DenialTracker(max_consecutive=max_consecutive_denials, max_total=max_total_denials),
+            directories=(working, *settings.additional_directories),
+            exit_tool=exit_tool,
+            grants=session_grants,
+            home=home,
+            hooks=_settings_hooks(sources, own_hooks),
+            interactive=interactive,
+            kinds=read,
+            mode=chosen,
+            protected=protected_paths,
+            queue=queue,
+            reviewer=reviewer,
+            reviewer_timeout=reviewer_timeout,
+            rules=LayeredRules(sources, kinds=read, home=home),
+            tools=ToolRegistry(tools, layered=True),
+            version=version,
+        )
+        unused = [name for name, used in (("hook", state.hooks), ("check", all_checks)) if not used]
+        super().__init__(
+            table=_TABLE.without(*unused) if unused else _TABLE,
+            queue=queue,
+            clock=clock,
+            on_decision=on_decision,
+            interactive=interactive,
+            scopes=self._scope_plan,
+            on_project_grant=on_project_grant,
+        )
+        self._own_hooks: Final = own_hooks
+        self._state = state
+        self._lock: Final = threading.Lock()
+        self._history: list[ModeChange] = []
+        self._on_mode_change: Final = on_mode_change
+
+    # -- readers ----------------------------------------------------------------------------------------
+
+    @property
+    def settings(self) -> PermissionSettings:
+        """The settings the rules come from."""
+        return self._settings
+
+    @property
+    def cwd(self) -> str:
+        """The working directory (path rules' ``./`` and acceptEdits' inside)."""
+        return self._state.cwd
+
+    @property
+    def denials(self) -> DenialTracker:
+        """auto mode's circuit breaker (``reset()`` hands asks back to the reviewer)."""
+        return self._state.denials
+
+    @property
+    def mode_history(self) -> list[ModeChange]:
+        """Every change of mode so far, oldest first (a fresh list)."""
+        with self._lock:
+            return list(self._history)
+
+    @property
+    def mode(self) -> LayeredMode:
+        """The mode; assign to change it at run time (the change is logged, kept in ``mode_history`` and
+        given to ``on_mode_change``).
+
+        Raises:
+            ValueError: an unknown mode, or ``bypassPermissions`` while a settings source disables it.
+        """
+        return self._state.mode
+
+    @mode.setter
+    def mode(self, mode: LayeredMode) -> None:
+        self._check_mode(mode)
+        with self._lock:
+            old = self._state.mode
+            if old == mode:
+                return
+            self._state = self._state.with_changes(mode=mode)
+            change = ModeChange(old, mode, self.clock())
+            self._history.append(change)
+        _logger.info("Permission mode changed from %s to %s", old, mode)
+        if self._on_mode_change is not None:
+            self._on_mode_change(change)
+
+    def __repr__(self) -> str:
+        state = self._state
+        return f"<LayeredPolicy mode={state.mode!r} rules={len(state.rules)} cwd={state.cwd!r}>"
+
+    # -- the engine's needs -------------------------------------------------------------------------------
+
+    def _check_mode(self, mode: object) -> None:
+        if mode not in LAYERED_MODES:
+            raise ValueError(f"Unknown permission mode: {preview(mode)}. Valid: {', '.join(LAYERED_MODES)}")
+        if mode == "bypassPermissions" and self._settings.bypass_disabled:
+            raise ValueError(
+                f"bypassPermissions mode is disabled by the {self._settings.bypass_disabled_by} settings "
+                "(disableBypassPermissionsMode)"
+            )
+
+    def _facts(self, name: str, arguments: object, call_id: object, context: object) -> _Call:
+        return _Call(self._current(), name, arguments, call_id, context)
+
+    def _current(self) -> _State:
+        """The state, with rules rebuilt if the settings changed since they were built."""
+        state = self._state
+        if self._settings.version == state.version:
+            return state
+        with self._lock:
+            version, sources = self._settings.snapshot()
+            if self._state.version != version:
+                self._state = self._state.with_changes(
+                    rules=LayeredRules(sources, kinds=self._state.kinds, home=self._state.home),
+                    hooks=_settings_hooks(sources, self._own_hooks),
+                    version=version,
+                )
+            return self._state
+
+    def _suggest(self, facts: _Call, decided: Decided) -> list[str] | None:
+        suggestions = suggestions_for(facts)
+        return suggestions or None
+
+    # -- persisted answers ----------------------------------------------------------------------------------
+
+    def _scope_plan(self, action: Action, hook: ProjectGrantHook | None) -> Callable[[], object] | None:
+        """``"session"`` adds an allow rule for the call to the session source; ``"project"`` writes it to
+        the local settings file (and tells the host's hook)."""
+        rules = rules_for_call(self._current(), action.tool_name, action.args)
+        if not rules:
+            return None
+        if action.resolution_scope == "session":
+            return lambda: self._settings.add_rules("session", allow=rules)
+        if action.resolution_scope == "project":
+
+            def persist() -> None:
+                self._settings.persist(allow=rules)
+                if hook is not None:
+                    hook(action)
+
+            return persist
+        return None
+
+
+def _settings_hooks(sources: Iterable[Any], own: Hooks) -> Hooks:
+    """The hooks of every settings source (highest first), then the host's own."""
+    collected: list[Any] = []
+    for source in sources:
+        if source.hooks:
+            base = os.path.dirname(source.path) if source.path else source.anchor
+            collected.extend(Hooks.from_config(source.hooks, path="hooks", base_dir=base))
+    collected.extend(own)
+    return Hooks(collected)
+
+
+def _call_facts(state: _State, name: str, arguments: object) -> _Call:
+    return _Call(state, name, arguments, None, None)
+
+
+def rules_for_call(state: _State, name: str, arguments: object) -> list[str]:
+    """The allow rule texts that let exactly this call through again (the whole tool when its kind has no
+    specifier to say more)."""
+    call = _call_facts(state, name, arguments)
+    kind = call.kind
+    if kind is None:
+        return [name] if _allows(name, call) else []
+    texts: list[str] = []
+    if kind.kind == "shell":
+        command = call.command()
+        texts = [] if command is None else [f"{name}({command})"]
+    elif kind.kind == "path":
+        texts = [f"{name}(/{path})" for path in call.paths() or ()]
+    else:
+        host = _host(call.url())
+        texts = [] if host is None else [f"{name}(domain:{host})"]
+    return [text for text in texts if _allows(text, call)]
+
+
+def _host(url: str | None) -> str | None:
+    if url is None:
+        return None
+    try:
+        host = urllib.parse.urlsplit(url).hostname
+    except ValueError:
+        return None
+    return host or None
+
+
+def suggestions_for(call: _Call) -> list[str]:
+    """Rule texts a person could accept instead of a one-off yes, each matching this very call and none
+    broader than its own command prefix or directory: the exact call, then its first two words with any
+    arguments (``Bash(git diff *)``) or its directory (``Edit(./src/**)``)."""
+    state = call.state
+    name = call.name
+    kind = call.kind
+    found: list[str] = []
+    if kind is None:
+        found = [name]
+    elif kind.kind == "shell":
+        command = call.command()
+        parsed = None if command is None else parse_command(command)
+        if parsed is not None and parsed.understood and len(parsed.subcommands) == 1:
+            sub = parsed.subcommands[0]
+            found.append(f"{name}({command})")
+            if len(sub.words) >= 3 and not sub.assignments and not sub.wrappers:
+                found.append(f"{name}({' '.join(sub.words[:2])} *)")
+    elif kind.kind == "path":
+        for path in call.paths() or ():
+            relative = _relative(path, state.cwd)
+            found.append(f"{name}({relative})")
+            directory = posixpath.dirname(relative) if relative.startswith("./") else None
+            if directory:
+                found.append(f"{name}({directory}/**)")
+    else:
+        host = _host(call.url())
+        if host is not None:
+            found.append(f"{name}(domain:{host})")
+    return [text for text in dict.fromkeys(found) if _allows(text, call)]
+
+
+def _allows(rule: str, call: _Call) -> bool:
+    """Whether a suggested rule text reads, and allows the call it was made for (else it is not offered)."""
+    state = call.state
+    try:
+        parsed = parse_rule_text(rule, "allow", kinds=state.kinds, cwd=state.cwd, home=state.home)
+    except (RuleTextError, TypeError):
+        return False
+    pattern = parsed.argument_pattern
+    return parsed.tool_pattern == call.name and (pattern is None or pattern.matches(call.arguments, "allow"))
+
+
+def _relative(path: str, cwd: str) -> str:
+    working = cwd.rstrip("/") + "/"
+    return "./" + path[len(working) :] if path.startswith(working) else "/" + path

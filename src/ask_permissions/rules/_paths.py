@@ -1,0 +1,275 @@
+"""PathPattern: gitignore-style path specifiers (``Read(src/**)``, ``Edit(//etc/hosts)``, ``Read(*.env)``)."""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+import unicodedata
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final, final
+
+from ask_permissions._errors import preview
+from ask_permissions._strict import child, fail, read_str
+from ask_permissions.typing import Decision
+
+from ._specifier_base import check_key, read_specifier_snapshot, subject_values
+
+__all__ = ["PATH_KEYS", "PathPattern", "normalize_path"]
+
+PATH_KEYS: Final = ("file_path", "path", "notebook_path")
+"""The arguments a path specifier reads when it names no key."""
+
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def normalize_path(path: str) -> str:
+    """An absolute POSIX path with ``.``, ``..`` and repeated slashes resolved lexically (symlinks are not).
+
+    ``..`` at the top stays at ``/``, as the kernel reads it.
+    """
+    normal = posixpath.normpath(path)
+    return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
+def _default_home() -> str:
+    return os.path.expanduser("~")
+
+
+def _absolute(value: object, field_name: str) -> str:
+    """A root or home directory: an absolute path, normalized."""
+    try:
+        path = os.fspath(value)  # type: ignore[call-overload]
+    except TypeError:
+        message = f"PathPattern: {field_name}: expected an absolute path; got {preview(value)}"
+        raise TypeError(message) from None
+    if not isinstance(path, str):
+        raise TypeError(f"PathPattern: {field_name}: expected a str path; got {preview(value)}")
+    if not path.startswith("/") or _CONTROL.search(path):
+        raise ValueError(f"PathPattern: {field_name}: expected an absolute path; got {preview(path)}")
+    return normalize_path(path)
+
+
+def _is_within(path: str, directory: str) -> bool:
+    return directory in ("/", path) or path.startswith(directory + "/")
+
+
+def _segment_regex(segment: str) -> str:
+    return "".join("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char) for char in segment)
+
+
+def _regex(base: str, segments: tuple[str, ...], *, floating: bool, block: bool) -> re.Pattern[str]:
+    """The regex of the absolute paths a pattern matches.
+
+    For deny and ask (``block``) it is case-insensitive, also matches everything beneath what it names, and
+    a slash-less pattern matches its name under any directory at all, not only under the root.
+    """
+    prefix = "" if base == "/" else re.escape(base)
+    if floating:
+        (segment,) = segments
+        lead = "(?:/[^/]+)*" if block else prefix + "(?:/[^/]+)*"
+        core = lead + ("(?:/[^/]+)" if segment == "**" else "/" + _segment_regex(segment))
+    else:
+        parts = [prefix]
+        for index, segment in enumerate(segments):
+            if segment == "**":
+                # gitignore: a trailing /** is everything inside (for deny and ask, the directory too); a
+                # leading or middle one, any directories.
+                inside = index == len(segments) - 1 and not block
+                parts.append("(?:/[^/]+)+" if inside else "(?:/[^/]+)*")
+            else:
+                parts.append("/" + _segment_regex(segment))
+        core = "".join(parts) or "/"
+    if block:
+        core = "/.*" if core == "/" else core + "(?:/.*)?"
+    return re.compile(core, re.DOTALL | (re.IGNORECASE if block else 0))
+
+
+def _parse(text: str, root: str, home: str) -> tuple[str, tuple[str, ...], bool]:
+    """The pattern's base directory, its normalized segments, and whether it is slash-less (any depth).
+
+    Raises:
+        ValueError: empty, control characters, a misplaced ``**``, or ``..`` that climbs above the base.
+    """
+    if not text:
+        raise ValueError("it is empty")
+    if _CONTROL.search(text):
+        raise ValueError("it holds a control character")
+    floating = False
+    if text.startswith("//"):
+        base, body, where = "/", text[2:], "/"
+    elif text == "~" or text.startswith("~/"):
+        base, body, where = home, text[2:], "the home directory (~)"
+    elif text.startswith("/"):
+        base, body, where = root, text[1:], "the rules' root (cwd)"
+    else:
+        base, body, where = root, text, "the rules' root (cwd)"
+        name = text.rstrip("/")
+        floating = "/" not in name and name not in (".", "..")
+    segments: list[str] = []
+    for segment in body.split("/"):
+        if segment in ("", "."):
+            continue
+        if segment == "..":
+            if not segments:
+                raise ValueError(
+                    f"'..' climbs above {where}; write a directory outside it as an absolute path "
+                    "(//abs/path or ~/path)"
+                )
+            if "*" in segments[-1] or "?" in segments[-1]:
+                raise ValueError("'..' after a wildcard segment; write the path without it")
+            segments.pop()
+            continue
+        if "**" in segment and segment != "**":
+            raise ValueError(f"'**' is only a whole path segment (a/**/b), not part of {segment!r}")
+        segments.append(segment)
+    if floating and not segments:
+        raise ValueError("it names no path")
+    return base, tuple(segments), floating
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class PathPattern:
+    """A path specifier, gitignore-style, as in ``Read(src/**)``; an argument pattern like the gem's.
+
+    Forms: ``//abs/path`` (absolute), ``~/path`` (under ``home``), ``/path``, ``./path`` or ``path``
+    (under ``root``, the rules' working directory). ``*`` matches within one path segment, ``?`` one
+    character of it, ``**`` any number of segments (``src/**`` is everything inside ``src``). A pattern
+    without a slash, such as ``*.env``, matches that name at any depth. ``.`` and ``..`` are resolved
+    lexically in the pattern and in the call's path; a relative path that climbs out of ``root`` is matched
+    as the absolute path it names; a pattern whose ``..`` would climb above its own base is refused. Symlinks
+    are not resolved: ``src/link`` is matched as written, wherever it points. ``[`` and ``\\`` are literal.
+
+    Fail-closed asymmetry: in a deny or ask rule the pattern also matches everything beneath what it
+    names (a deny on ``.git`` protects ``.git/config``, one on ``src/**`` also ``src``), compares
+    case-insensitively and after Unicode normalization (macOS file systems do both), and a slash-less
+    pattern matches at any depth anywhere (a deny on ``*.env`` covers ``~/.env`` too). In an allow it
+    matches exactly the paths it describes, a slash-less one only under ``root``, and never a path holding
+    control characters. A path starting with ``~`` is read both as under ``home`` and as a directory named
+    ``~``: an allow needs both readings to match, a deny either.
+
+    The subject is the call's argument at ``key``, else ``file_path``, ``path`` or ``notebook_path`` (an
+    allow needs each present one to match), or a plain string argument itself.
+
+    Args:
+        text: the specifier.
+        root: the directory relative paths are read against (default: the working directory now).
+        home: the directory ``~`` names (default: the user's home directory).
+        key: the argument holding the path, when it is not one of the defaults.
+
+    Raises:
+        ValueError: an empty pattern, a control character, ``**`` inside a segment, ``..`` climbing above
+            the pattern's base or following a wildcard; a ``root`` or ``home`` that is not absolute.
+        TypeError: a text, root, home or key of the wrong type.
+    """
+
+    text: str
+    root: str = field(default_factory=os.getcwd, kw_only=True)
+    home: str = field(default_factory=_default_home, kw_only=True)
+    key: str | None = field(default=None, kw_only=True)
+    _base: str = field(init=False, repr=False, compare=False)
+    _floating: bool = field(init=False, repr=False, compare=False)
+    _allow: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _block: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    _segments: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.text, str):
+            raise TypeError(f"PathPattern: text: expected a string; got {preview(self.text)}")
+        text = str.__str__(self.text)
+        root = _absolute(self.root, "root")
+        home = _absolute(self.home, "home")
+        object.__setattr__(self, "text", text)
+        object.__setattr__(self, "root", root)
+        object.__setattr__(self, "home", home)
+        object.__setattr__(self, "key", check_key(self.key, "PathPattern"))
+        try:
+            base, segments, floating = _parse(text, root, home)
+        except ValueError as error:
+            raise ValueError(f"path specifier {preview(text)}: {error}") from None
+        object.__setattr__(self, "_base", base)
+        object.__setattr__(self, "_segments", segments)
+        object.__setattr__(self, "_floating", floating)
+        object.__setattr__(self, "_allow", _regex(base, segments, floating=floating, block=False))
+        folded = tuple(unicodedata.normalize("NFC", segment) for segment in segments)
+        block_base = unicodedata.normalize("NFC", base)
+        object.__setattr__(self, "_block", _regex(block_base, folded, floating=floating, block=True))
+
+    # -- what it is ----------------------------------------------------------------------------------------
+
+    @property
+    def kind(self) -> str:
+        """``"path"``."""
+        return "path"
+
+    @property
+    def is_unrestricted(self) -> bool:
+        """Whether it matches every path (``//**``)."""
+        segments = self._segments
+        return self._base == "/" and not self._floating and bool(segments) and set(segments) == {"**"}
+
+    @property
+    def reaches_outside_root(self) -> bool:
+        """Whether an allow with it can match a path outside ``root`` (an absolute or ``~`` pattern)."""
+        return not self._floating and not _is_within(self._base, self.root)
+
+    # -- matching ------------------------------------------------------------------------------------------
+
+    def matches(self, arguments: object, decision: Decision) -> bool:
+        """Whether the specifier, in a rule of ``decision``, matches a call with these arguments."""
+        values = subject_values(arguments, self.key, PATH_KEYS)
+        if decision == "allow":
+            return bool(values) and all(
+                isinstance(value, str) and self.matches_path(value, "allow") for value in values
+            )
+        return any(isinstance(value, str) and self.matches_path(value, decision) for value in values)
+
+    def matches_path(self, path: str, decision: Decision) -> bool:
+        """Whether the specifier, in a rule of ``decision``, matches one path as a call gives it."""
+        if not path:
+            return False
+        if decision == "allow":
+            if _CONTROL.search(path):
+                return False
+            return all(self._allow.fullmatch(reading) for reading in self._readings(path))
+        subject = unicodedata.normalize("NFC", path)
+        readings = self._readings(subject)
+        if "\x00" in subject and subject.index("\x00"):
+            readings += self._readings(subject[: subject.index("\x00")])  # where a C string ends
+        return any(self._block.fullmatch(reading) for reading in readings)
+
+    def _readings(self, path: str) -> tuple[str, ...]:
+        if path == "~" or path.startswith("~/"):
+            return (normalize_path(self.home + path[1:]), normalize_path(self.root + "/" + path))
+        if path.startswith("/"):
+            return (normalize_path(path),)
+        return (normalize_path(self.root + "/" + path),)
+
+    # -- snapshots -----------------------------------------------------------------------------------------
+
+    def to_snapshot(self) -> dict[str, object]:
+        """The pattern in snapshot form: ``{"type": "path", "text", "root", "home"}`` and ``key`` when set."""
+        data: dict[str, object] = {"type": "path", "text": self.text, "root": self.root, "home": self.home}
+        if self.key is not None:
+            data["key"] = self.key
+        return data
+
+    @classmethod
+    def from_snapshot(cls, data: Mapping[str, Any], path: str = "") -> PathPattern:
+        """The pattern from ``to_snapshot()`` data; strict.
+
+        Raises:
+            InvalidSnapshotError: anything unknown, missing, mistyped or invalid, naming its path.
+        """
+        text, key = read_specifier_snapshot(data, path, "path", extra=("root", "home"))
+        root = read_str(data["root"], child(path, "root"))
+        home = read_str(data["home"], child(path, "home"))
+        for name, value in (("root", root), ("home", home)):
+            if not value.startswith("/") or _CONTROL.search(value):
+                fail(child(path, name), "an absolute path", value)
+        try:
+            return cls(text, root=root, home=home, key=key)
+        except ValueError as error:
+            fail(child(path, "text"), f"a valid path specifier ({error})", text)
