@@ -97,6 +97,19 @@ class TestSessions:
         SessionPermissionGrants(store=store, session=session).grant("bash")
         assert SessionPermissionGrants(store=other, session=session).is_granted("bash")
 
+    def test_pending_for_call(self, opened: Callable[..., ApprovalStore]) -> None:
+        """A host re-running a call finds its pending actions by call id, by type and value."""
+        queue = ApprovalQueue(store=opened(), session=fresh_session())
+        first = queue.submit(tool_call_id="tc", tool_name="bash")
+        queue.submit(tool_call_id=1, tool_name="bash")
+        third = queue.submit(tool_call_id="tc", tool_name="write")
+        assert [action.id for action in queue.pending_for_call("tc")] == [first, third]
+        assert [action.id for action in queue.pending_for_call(1)] == [2]
+        for other in ("1", True, 1.0, None, ["tc"]):
+            assert queue.pending_for_call(other) == []
+        queue.approve(first)
+        assert [action.id for action in queue.pending_for_call("tc")] == [third]
+
     def test_state_outlives_the_store_object(self, store_url: str) -> None:
         """Closing a store and opening the database again finds the session as it was."""
         session = fresh_session()
