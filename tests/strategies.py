@@ -36,8 +36,10 @@ __all__ = [
     "calls",
     "decisions",
     "grants_snapshot_like",
+    "hostile_values",
     "json_values",
     "mutate",
+    "nested",
     "nodes_by_path",
     "permission_rules",
     "plain_json",
@@ -203,8 +205,12 @@ def quiet_regex_warnings() -> Iterator[None]:
         yield
 
 
-def mutate(snapshot: Any, data: st.DataObject) -> Any:
-    """A deep copy of ``snapshot`` with one randomly chosen node replaced, dropped or given a sibling."""
+def mutate(snapshot: Any, data: st.DataObject, values: st.SearchStrategy[Any] | None = None) -> Any:
+    """A deep copy of ``snapshot`` with one randomly chosen node replaced, dropped or given a sibling.
+
+    New nodes are drawn from ``values`` (default: ``json_values``).
+    """
+    values = json_values if values is None else values
     snapshot = copy.deepcopy(snapshot)
     node = snapshot
     while isinstance(node, dict | list) and node:
@@ -219,15 +225,15 @@ def mutate(snapshot: Any, data: st.DataObject) -> Any:
             continue
         action = data.draw(st.sampled_from(("replace", "drop", "add")))
         if action == "replace":
-            node[key] = data.draw(json_values)
+            node[key] = data.draw(values)
         elif action == "drop":
             del node[key]
         elif isinstance(node, dict):
             node[data.draw(st.sampled_from(("extra", "value", "flags", "version", "rules")))] = data.draw(
-                json_values
+                values
             )
         else:
-            node.append(data.draw(json_values))
+            node.append(data.draw(values))
         break
     return snapshot
 
@@ -360,6 +366,25 @@ queue_snapshot_like: st.SearchStrategy[Any] = st.one_of(
     ),
 )
 """Anything a host may hand to ``ApprovalQueue.restore_pending``: valid snapshots, near misses, any JSON."""
+
+
+def nested(depth: int, container: str = "list") -> object:
+    """``0`` inside ``depth`` lists (``[[[0]]]``) or dicts (``{"k": {"k": 0}}``), built without recursion."""
+    value: object = 0
+    for _ in range(depth):
+        value = [value] if container == "list" else {"k": value}
+    return value
+
+
+hostile_values: st.SearchStrategy[Any] = st.one_of(
+    st.sampled_from(
+        [10**5000, -(10**5000), 2**63, 2**64 + 1, float("nan"), float("inf"), "\ud800", "x" * 100_000]
+    ),
+    st.builds(nested, st.integers(200, 3000), st.sampled_from(["list", "dict"])),
+    json_values,
+)
+"""Values that break naive readers: integers past Python's digit limit or 64 bits, NaN, a lone
+surrogate, a long string, and lists or dicts nested thousands deep (``repr`` and ``json`` recurse)."""
 
 
 # -- session grants snapshots ----------------------------------------------------------------------------

@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from ask_permissions import InvalidSnapshotError, SessionPermissionGrants
 
@@ -29,8 +35,11 @@ from .hostile import (
     hostile_snapshots,
     nested,
 )
+from .stores import new_grants
 from .strategies import any_tool_names, grants_snapshot_like, plain_json
 from .threads import run_threads
+
+pytestmark = pytest.mark.usefixtures("store_kind")
 
 
 class Tool(enum.StrEnum):
@@ -44,7 +53,7 @@ class TestSeedExamples:
 
     def test_grant_check_revoke_list_clear(self) -> None:
         """grant / granted? / revoke / granted_tools / clear, in the README's order."""
-        grants = SessionPermissionGrants()
+        grants = new_grants()
         assert grants.grant("bash") is grants
         assert grants.is_granted("bash")
         assert grants.revoke("bash") is grants
@@ -56,26 +65,26 @@ class TestSeedExamples:
 
     def test_duplicate_grant_is_idempotent(self) -> None:
         """Granting a tool twice keeps one grant."""
-        grants = SessionPermissionGrants().grant("bash").grant("bash")
+        grants = new_grants().grant("bash").grant("bash")
         assert grants.granted_tools == ["bash"]
         assert len(grants) == 1
 
     def test_unknown_revoke_is_a_noop(self) -> None:
         """Revoking a tool that was never granted changes nothing and returns the grants."""
-        grants = SessionPermissionGrants(["read_file"])
+        grants = new_grants(["read_file"])
         assert grants.revoke("bash") is grants
         assert grants.granted_tools == ["read_file"]
 
     def test_snapshot_json_round_trip(self) -> None:
         """A snapshot survives JSON and restores the same grants."""
-        grants = SessionPermissionGrants().grant("bash")
+        grants = new_grants().grant("bash")
         restored = SessionPermissionGrants.from_snapshot(json.loads(json.dumps(grants.snapshot())))
         assert restored.is_granted("bash")
         assert restored.granted_tools == grants.granted_tools
 
     def test_instances_are_isolated(self) -> None:
         """Separate grants objects never share grants."""
-        first, second = SessionPermissionGrants(), SessionPermissionGrants()
+        first, second = new_grants(), new_grants()
         first.grant("bash")
         assert not second.is_granted("bash")
 
@@ -85,7 +94,7 @@ class TestReaders:
 
     def test_granted_tools_sorted_and_fresh(self) -> None:
         """granted_tools is sorted, and mutating it does not touch the grants."""
-        grants = SessionPermissionGrants(["write", "bash", "read_file"])
+        grants = new_grants(["write", "bash", "read_file"])
         tools = grants.granted_tools
         assert tools == ["bash", "read_file", "write"]
         tools.append("destroy")
@@ -93,7 +102,7 @@ class TestReaders:
 
     def test_len_and_contains(self) -> None:
         """len() counts grants; ``in`` answers like is_granted."""
-        grants = SessionPermissionGrants(["bash", "write"])
+        grants = new_grants(["bash", "write"])
         assert len(grants) == 2
         assert "bash" in grants
         assert "read_file" not in grants
@@ -101,20 +110,18 @@ class TestReaders:
 
     def test_str_enum_names_are_plain_strings(self) -> None:
         """A StrEnum name is granted and listed as the plain string."""
-        grants = SessionPermissionGrants([Tool.BASH])
+        grants = new_grants([Tool.BASH])
         assert grants.is_granted("bash")
         assert grants.is_granted(Tool.BASH)
         assert type(grants.granted_tools[0]) is str
 
     def test_repr(self) -> None:
         """The repr lists the sorted grants."""
-        assert (
-            repr(SessionPermissionGrants(["write", "bash"])) == "<SessionPermissionGrants ['bash', 'write']>"
-        )
+        assert repr(new_grants(["write", "bash"])) == "<SessionPermissionGrants ['bash', 'write']>"
 
     def test_snapshot_shape(self) -> None:
         """snapshot() is the versioned, sorted, JSON-safe form."""
-        grants = SessionPermissionGrants(["write", "bash"])
+        grants = new_grants(["write", "bash"])
         assert grants.snapshot() == {"version": 1, "granted_tools": ["bash", "write"]}
 
 
@@ -131,13 +138,13 @@ class TestValidation:
     )
     def test_is_granted_anything_else_is_false(self, value: object) -> None:
         """is_granted answers False for anything that is not a granted string."""
-        grants = SessionPermissionGrants(["bash"])
+        grants = new_grants(["bash"])
         assert grants.is_granted(value) is False
 
     @pytest.mark.parametrize("method", ["grant", "revoke"])
     def test_empty_name_is_a_value_error(self, method: str) -> None:
         """grant('') and revoke('') raise ValueError and change nothing."""
-        grants = SessionPermissionGrants(["bash"])
+        grants = new_grants(["bash"])
         with pytest.raises(ValueError, match="tool_name: expected a non-empty string; got ''"):
             getattr(grants, method)("")
         assert grants.granted_tools == ["bash"]
@@ -147,13 +154,13 @@ class TestValidation:
     def test_non_string_name_is_a_type_error(self, method: str, value: object) -> None:
         """grant and revoke refuse a non-string with TypeError."""
         with pytest.raises(TypeError, match="tool_name: expected a non-empty string"):
-            getattr(SessionPermissionGrants(), method)(value)
+            getattr(new_grants(), method)(value)
 
     @pytest.mark.parametrize(("value", "error", "match"), bad_tool_name_lists("granted_tools"))
     def test_constructor_refuses_bad_names(self, value: Any, error: type[Exception], match: str) -> None:
         """The constructor refuses a bare string (it would grant its letters); errors name the bad entry."""
         with pytest.raises(error, match=match):
-            SessionPermissionGrants(value)
+            new_grants(value)
 
 
 INVALID_SNAPSHOTS: list[tuple[str, object, str, str]] = [
@@ -205,7 +212,7 @@ class TestSnapshots:
         with pytest.raises(InvalidSnapshotError, match="^" + re.escape(message)) as info:
             SessionPermissionGrants.from_snapshot(snapshot)
         assert info.value.path == path
-        grants = SessionPermissionGrants(["write"])
+        grants = new_grants(["write"])
         with pytest.raises(InvalidSnapshotError):
             grants.restore_snapshot(snapshot)
         assert grants.granted_tools == ["write"]
@@ -217,7 +224,7 @@ class TestSnapshots:
 
     def test_restore_replaces_and_returns_the_grants(self) -> None:
         """restore_snapshot replaces every grant rather than merging, and returns the object."""
-        grants = SessionPermissionGrants(["write"])
+        grants = new_grants(["write"])
         assert grants.restore_snapshot({"version": 1, "granted_tools": ["bash"]}) is grants
         assert grants.granted_tools == ["bash"]
 
@@ -232,7 +239,7 @@ class TestSnapshots:
     @given(grants_snapshot_like)
     def test_fuzz_restore_works_or_raises_invalid_snapshot(self, snapshot: Any) -> None:
         """Any JSON-like input either restores or raises InvalidSnapshotError; a failure changes nothing."""
-        grants = SessionPermissionGrants(["keep"])
+        grants = new_grants(["keep"])
         try:
             restored = SessionPermissionGrants.from_snapshot(snapshot)
         except InvalidSnapshotError:
@@ -250,7 +257,7 @@ class TestSnapshots:
     @given(st.lists(any_tool_names, max_size=6))
     def test_round_trip_property(self, names: list[str]) -> None:
         """snapshot -> JSON -> from_snapshot gives the same grants."""
-        grants = SessionPermissionGrants(names)
+        grants = new_grants(names)
         restored = SessionPermissionGrants.from_snapshot(json.loads(json.dumps(grants.snapshot())))
         assert restored.granted_tools == sorted(set(names))
 
@@ -279,7 +286,7 @@ class TestHostileSnapshots:
     def test_refused(self, snapshot: object, path: str) -> None:
         """Both readers refuse it at the path, with a bounded message; restore changes no grant."""
         assert_refused(SessionPermissionGrants.from_snapshot, snapshot, path)
-        grants = SessionPermissionGrants(["read_file"])
+        grants = new_grants(["read_file"])
         with pytest.raises(InvalidSnapshotError):
             grants.restore_snapshot(snapshot)
         assert grants.granted_tools == ["read_file"]
@@ -298,7 +305,7 @@ class TestHostileSnapshots:
         restored = assert_reads_or_rejects(SessionPermissionGrants.from_snapshot, snapshot)
         if restored is not None:
             json.dumps(restored.snapshot())
-        grants = SessionPermissionGrants(["read_file"])
+        grants = new_grants(["read_file"])
         if assert_reads_or_rejects(grants.restore_snapshot, snapshot) is None:
             assert grants.granted_tools == ["read_file"]
 
@@ -308,7 +315,7 @@ class GrantsMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.grants = SessionPermissionGrants()
+        self.grants = new_grants()
         self.model: set[str] = set()
         self.saved: dict[str, object] | None = None
 
@@ -359,8 +366,12 @@ class GrantsMachine(RuleBasedStateMachine):
         assert len(self.grants) == len(self.model)
 
 
-GrantsMachine.TestCase.settings = settings(max_examples=60, stateful_step_count=25)
-TestGrantsMachine = GrantsMachine.TestCase
+class TestGrantsMachine:
+    """The grants agree with a set over random runs of grants, revokes, clears and restores."""
+
+    def test_runs(self) -> None:
+        """Every run of rules keeps the machine's invariant, against every store."""
+        run_state_machine_as_test(GrantsMachine, settings=settings(max_examples=60, stateful_step_count=25))
 
 
 class TestThreads:
@@ -368,7 +379,7 @@ class TestThreads:
 
     def test_concurrent_grants_all_land(self) -> None:
         """Eight threads granting distinct names leave every name granted."""
-        grants = SessionPermissionGrants()
+        grants = new_grants()
         barrier = threading.Barrier(8)
 
         def work(worker: int) -> None:
@@ -383,7 +394,7 @@ class TestThreads:
 
     def test_concurrent_revokes_and_restores_stay_consistent(self) -> None:
         """Revokes racing restores always leave a state one of them produced."""
-        grants = SessionPermissionGrants(["a", "b"])
+        grants = new_grants(["a", "b"])
         full = {"version": 1, "granted_tools": ["a", "b"]}
         barrier = threading.Barrier(2)
 

@@ -17,13 +17,31 @@ from typing import Any, ParamSpec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
+from hypothesis.stateful import (
+    RuleBasedStateMachine,
+    invariant,
+    precondition,
+    rule,
+    run_state_machine_as_test,
+)
 
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
 
 from .clock import START, FakeClock
-from .strategies import assert_snapshot_error, nodes_by_path, queue_snapshot_like, queue_snapshots
+from .stores import memory_only, new_queue
+from .strategies import (
+    assert_snapshot_error,
+    hostile_values,
+    mutate,
+    nested,
+    nodes_by_path,
+    plain_json,
+    queue_snapshot_like,
+    queue_snapshots,
+)
 from .threads import JOIN_TIMEOUT, join, start
+
+pytestmark = pytest.mark.usefixtures("store_kind")
 
 P = ParamSpec("P")
 WOKEN = 2.0  # seconds: a waiter must wake well within this after the resolution (no reliance on timeouts)
@@ -90,7 +108,7 @@ class Recorder:
         self._record("reject", action)
 
     def queue(self, **kwargs: Any) -> ApprovalQueue:
-        queue = ApprovalQueue(
+        queue = new_queue(
             on_submit=self.on_submit, on_approve=self.on_approve, on_reject=self.on_reject, **kwargs
         )
         self.queues.append(queue)
@@ -157,6 +175,21 @@ class TestAction:
         assert (action.resolution_scope, action.feedback, action.scope) == (None, None, None)
         assert self.make(resolution_scope="session").scope == "session"
 
+    def test_resolutions_change_only_their_fields(self) -> None:
+        """Claiming, approving, rejecting and rolling back keep every other field of the submission."""
+        recorder = Recorder()
+        queue = recorder.queue()
+        queue.submit(tool_call_id="tc-1", tool_name="bash", args={"command": "ls"}, message="m")
+        queue.submit(tool_call_id=7, tool_name="write", auto_approvable=True)
+        submitted = [queue[1], queue[2]]
+        recorder.raise_on[("approve", 1)] = Boom()
+        with pytest.raises(Boom):
+            queue.approve(1, scope="project")
+        queue.reject(2, feedback="no")
+        assert (recorder.ids("approve"), recorder.ids("reject")) == ([1], [2])
+        assert queue[1] == submitted[0]
+        assert queue[2] == dataclasses.replace(submitted[1], status="rejected", feedback="no")  # type: ignore[type-var]
+
     def test_repr(self) -> None:
         """The repr shows id, tool, status, scope/feedback when set, and the submission."""
         text = repr(self.make(status="rejected", feedback="no"))
@@ -171,13 +204,13 @@ class TestSubmit:
 
     def test_ids_are_sequential_from_one(self) -> None:
         """The first id is 1 and each submission gets the next integer."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         assert [submit(queue) for _ in range(4)] == [1, 2, 3, 4]
 
     def test_stores_the_submission(self) -> None:
         """Every field of the submission is on the Action, submitted_at from the queue's clock."""
         clock = FakeClock()
-        queue = ApprovalQueue(clock=clock)
+        queue = new_queue(clock=clock)
         action_id = queue.submit(
             tool_call_id="tc-1", tool_name="bash", args={"command": "ls"}, message="needs eyes"
         )
@@ -194,7 +227,7 @@ class TestSubmit:
 
     def test_args_none_is_an_empty_dict(self) -> None:
         """Omitted or None args are stored as {}."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         assert queue[submit(queue)].args == {}  # type: ignore[union-attr]
         assert queue[submit(queue, args=None)].args == {}  # type: ignore[union-attr]
 
@@ -204,7 +237,7 @@ class TestSubmit:
         class Tool(enum.StrEnum):
             BASH = "bash"
 
-        queue = ApprovalQueue()
+        queue = new_queue()
         action = queue[queue.submit(tool_call_id=None, tool_name=Tool.BASH)]
         assert action is not None
         assert type(action.tool_name) is str
@@ -245,6 +278,126 @@ class TestSubmit:
         assert queue[1].scope == "once"
 
 
+def nested_lists(depth: int) -> list[object]:
+    """``[[[...]]]``, ``depth`` lists deep."""
+    value: list[object] = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+def _deep_clear(value: object) -> None:
+    """Empty every dict and list inside ``value``, as a host reusing its objects might."""
+    if isinstance(value, dict):
+        for item in list(value.values()):
+            _deep_clear(item)
+        value.clear()
+    elif isinstance(value, list):
+        for item in value:
+            _deep_clear(item)
+        value.clear()
+
+
+class TestImmutableArgs:
+    """What a person approves is what was submitted: args are copied at submit and read-only after."""
+
+    @given(plain_json)
+    @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
+    def test_host_changes_after_submit_change_nothing(self, args: object) -> None:
+        """Emptying every container of the submitted object leaves the queued args as submitted."""
+        queue = new_queue()
+        expected = json.dumps({} if args is None else args)
+        submit(queue, args=args)
+        _deep_clear(args)
+        assert json.dumps(queue[1].args) == expected  # type: ignore[union-attr]
+
+    def test_on_submit_sees_the_copy(self) -> None:
+        """on_submit already gets the copy, not the host's object."""
+        given_args = {"paths": ["a"]}
+        seen: list[object] = []
+        queue = new_queue(on_submit=lambda action: seen.append(action.args))
+        submit(queue, args=given_args)
+        given_args["paths"].append("b")
+        assert seen == [{"paths": ["a"]}]
+        assert seen[0] is not given_args
+
+    @pytest.mark.parametrize(
+        "change",
+        [
+            lambda args: args.__setitem__("command", "rm -rf /"),
+            lambda args: args.update(command="rm -rf /"),
+            lambda args: args.pop("command"),
+            lambda args: args.clear(),
+            lambda args: args.setdefault("x", 1),
+            lambda args: args["paths"].append("/"),
+            lambda args: args["paths"].__setitem__(0, "/"),
+            lambda args: args["paths"].extend(["/"]),
+            lambda args: args["paths"].sort(),
+        ],
+        ids=["setitem", "update", "pop", "clear", "setdefault", "append", "list-setitem", "extend", "sort"],
+    )
+    def test_queued_args_are_read_only(self, change: Callable[[Any], object]) -> None:
+        """Changing a queued action's args in place raises TypeError and changes nothing."""
+        queue = new_queue()
+        submit(queue, args={"command": "ls", "paths": ["b", "a"]})
+        args = queue[1].args  # type: ignore[union-attr]
+        with pytest.raises(TypeError, match="read-only"):
+            change(args)
+        assert queue[1].args == {"command": "ls", "paths": ["b", "a"]}  # type: ignore[union-attr]
+
+    def test_read_only_args_behave_as_plain_json(self) -> None:
+        """The copies compare, serialize, pickle and copy like the dicts and lists they hold."""
+        memory_only("a durable store keeps tuples as JSON arrays")
+        import pickle
+
+        queue = new_queue()
+        submit(queue, args={"command": "ls", "paths": ["a"], "n": (1, 2)})
+        args = queue[1].args  # type: ignore[union-attr]
+        assert args == {"command": "ls", "paths": ["a"], "n": (1, 2)}
+        assert isinstance(args, dict)
+        assert isinstance(args["paths"], list)
+        assert json.dumps(args) == '{"command": "ls", "paths": ["a"], "n": [1, 2]}'
+        assert pickle.loads(pickle.dumps(args)) == args
+        changeable = args.copy()
+        changeable["command"] = "pwd"
+        assert type(changeable) is dict
+        assert args["command"] == "ls"
+
+    def test_circular_and_deep_args_are_accepted(self) -> None:
+        """Without require_json, a cycle is copied as a cycle and deep nesting as it is."""
+        memory_only("a durable store keeps JSON only")
+        cyclic: dict[str, object] = {"name": "x"}
+        cyclic["self"] = cyclic
+        queue = new_queue()
+        submit(queue, args=cyclic)
+        submit(queue, args=nested_lists(5000))
+        copied = queue[1].args  # type: ignore[union-attr]
+        assert copied is not cyclic
+        assert copied["self"] is copied
+        with pytest.raises(ValueError, match=r"action 1 args\.self: expected JSON without cycles"):
+            queue.snapshot()
+
+    @pytest.mark.parametrize(
+        ("args", "match"),
+        [
+            ({"a": [[[[]]]] * 2}, None),
+            (nested_lists(300), "nested at most 256 deep"),
+            ({"n": 10**5000}, "an integer of at most 4300 digits"),
+        ],
+        ids=["shared-list", "too-deep", "huge-int"],
+    )
+    def test_require_json_limits(self, args: object, match: str | None) -> None:
+        """require_json copies shared parts once, and refuses nesting past 256 or digits past the limit."""
+        queue = new_queue(require_json=True)
+        if match is None:
+            submit(queue, args=args)
+            assert queue[1].args == args  # type: ignore[union-attr]
+            return
+        with pytest.raises(ValueError, match=match):
+            submit(queue, args=args)
+        assert queue.pending_actions == []
+
+
 AUTO_APPROVE_CASES = [
     ({"read": True}, "read", True, "approved"),
     ({"read": True}, "read", False, "pending"),
@@ -266,7 +419,7 @@ class TestAutoApproval:
     )
     def test_opt_in_twice(self, auto_approve: dict[str, object], name: str, auto: bool, status: str) -> None:
         """Only the object True in auto_approve, with an auto_approvable submission, auto-approves."""
-        queue = ApprovalQueue(auto_approve=auto_approve)
+        queue = new_queue(auto_approve=auto_approve)
         assert queue[submit(queue, name, auto=auto)].status == status  # type: ignore[union-attr]
 
     def test_gem_example(self) -> None:
@@ -282,7 +435,7 @@ class TestAutoApproval:
     def test_auto_approve_is_a_read_only_copy(self) -> None:
         """Changing the mapping passed in changes nothing; the property cannot be changed."""
         given_mapping: dict[str, object] = {"read": True}
-        queue = ApprovalQueue(auto_approve=given_mapping)
+        queue = new_queue(auto_approve=given_mapping)
         given_mapping["write"] = True
         assert dict(queue.auto_approve) == {"read": True}
         with pytest.raises(TypeError):
@@ -292,7 +445,7 @@ class TestAutoApproval:
     def test_auto_approve_must_map_names(self, bad: Any) -> None:
         """auto_approve must be a mapping keyed by tool names."""
         with pytest.raises(TypeError, match="auto_approve"):
-            ApprovalQueue(auto_approve=bad)
+            new_queue(auto_approve=bad)
 
 
 class TestDrain:
@@ -300,7 +453,7 @@ class TestDrain:
 
     def test_stops_at_the_first_manual_item(self) -> None:
         """Auto items behind a manual one wait; the ones before it are approved."""
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
         submit(queue, "read", auto=True)
         submit(queue, "bash")
         submit(queue, "read", auto=True)
@@ -310,7 +463,7 @@ class TestDrain:
     def test_approve_and_reject_do_not_drain(self) -> None:
         """Resolving the manual head leaves the auto items behind it pending until a drain."""
         for resolve in (ApprovalQueue.approve, ApprovalQueue.reject):
-            queue = ApprovalQueue(auto_approve={"read": True})
+            queue = new_queue(auto_approve={"read": True})
             submit(queue, "bash")
             submit(queue, "read", auto=True)
             resolve(queue, 1)
@@ -333,14 +486,14 @@ class TestDrain:
 
     def test_drain_on_empty_queue(self) -> None:
         """Draining with nothing pending does nothing and returns the queue."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         assert queue.drain() is queue
         assert queue.pending_actions == []
 
     @bounded
     def test_an_applying_action_is_not_waited_for(self) -> None:
         """While the head is applying, the drain approves the eligible item behind it (as in the gem)."""
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
         seen: list[str] = []
 
         def on_approve(action: Action) -> None:
@@ -359,7 +512,7 @@ class TestResolution:
     """approve/reject resolve only pending ids, in id order, and record scope or feedback."""
 
     def queue_with(self, count: int, recorder: Recorder | None = None) -> ApprovalQueue:
-        queue = recorder.queue() if recorder else ApprovalQueue()
+        queue = recorder.queue() if recorder else new_queue()
         for _ in range(count):
             submit(queue)
         return queue
@@ -566,7 +719,7 @@ class TestReentrancy:
     @bounded
     def test_reading_inside_callbacks(self) -> None:
         """Callbacks can read the queue; the applying action is neither pending nor resolved."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         seen: list[object] = []
 
         def on_approve(action: Action) -> None:
@@ -587,7 +740,7 @@ class TestReading:
     @pytest.mark.parametrize("key", [0, -1, 2, "1", None, True, 1.0, [1], {}], ids=repr)
     def test_unknown_ids(self, key: Any) -> None:
         """get and [] return None for unknown and non-int ids; is_pending is False."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         assert queue.get(key) is None
         assert queue[key] is None
@@ -595,7 +748,7 @@ class TestReading:
 
     def test_pending_actions_is_a_fresh_list(self) -> None:
         """Changing the returned list does not change the queue."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         pending = queue.pending_actions
         pending.clear()
@@ -604,7 +757,7 @@ class TestReading:
 
     def test_any_pending_and_repr(self) -> None:
         """any_pending follows the queue; the repr shows the pending count and the next id."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         assert not queue.any_pending()
         assert repr(queue) == "<ApprovalQueue pending=0 next_id=1>"
         for _ in range(3):
@@ -615,11 +768,88 @@ class TestReading:
 
     def test_callbacks_are_assignable(self) -> None:
         """on_submit/on_approve/on_reject can be set after construction."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         seen: list[int] = []
         queue.on_submit = lambda action: seen.append(action.id)
         submit(queue)
         assert seen == [1]
+
+
+UNPERSISTABLE_SUBMISSIONS: list[tuple[dict[str, Any], str]] = [
+    ({"args": {"when": START}}, "expected a JSON value"),
+    ({"args": {1: "x"}}, "string keys"),
+    ({"args": {"x": float("nan")}}, "finite"),
+    ({"args": [float("inf")]}, "finite"),
+    ({"args": START}, "expected a JSON value"),
+    ({"tool_call_id": 1.5}, "tool_call_id"),
+    ({"tool_call_id": True}, "tool_call_id"),
+]
+UNPERSISTABLE_SUBMISSION_IDS = [
+    "datetime-leaf",
+    "int-key",
+    "nan",
+    "inf-in-list",
+    "datetime-args",
+    "float-call-id",
+    "bool-call-id",
+]
+
+JSON_ARGS: list[object] = [
+    '{"command": "ls"}',
+    ["ls", "-la"],
+    42,
+    2.5,
+    True,
+    False,
+    "",
+    [],
+    {"nested": [{"deep": [1, None, 2.5]}]},
+]
+JSON_ARG_IDS = ["raw-json", "list", "int", "float", "true", "false", "empty-text", "empty-list", "nested"]
+
+
+class TestJsonArgs:
+    """A queued action's args may be any JSON value, as in the gem; only what JSON cannot carry is refused."""
+
+    @pytest.mark.parametrize("args", JSON_ARGS, ids=JSON_ARG_IDS)
+    def test_any_json_value_round_trips(self, args: object) -> None:
+        """Strings, lists, numbers and bools as args are kept, snapshotted and restored as themselves."""
+        queue = new_queue()
+        submit(queue, args=args)
+        assert json.dumps(queue[1].args) == json.dumps(args)  # type: ignore[union-attr]
+        data = json.loads(json.dumps(queue.snapshot()))
+        assert json.dumps(data["pending_actions"][0]["args"]) == json.dumps(args)
+        restored = new_queue()
+        assert restored.restore_pending(data) == 1
+        assert json.dumps(restored[1].args) == json.dumps(args)  # type: ignore[union-attr]
+        assert restored.pending_actions == queue.pending_actions
+
+    @pytest.mark.parametrize(("kwargs", "match"), UNPERSISTABLE_SUBMISSIONS, ids=UNPERSISTABLE_SUBMISSION_IDS)
+    def test_require_json_refuses_at_submit(self, kwargs: dict[str, Any], match: str) -> None:
+        """With require_json=True, submit refuses what a snapshot cannot carry, naming the call."""
+        recorder = Recorder()
+        queue = recorder.queue(require_json=True)
+        with pytest.raises(ValueError, match=match) as info:
+            queue.submit(tool_name="bash", **{"tool_call_id": "tc", **kwargs})
+        assert str(info.value).startswith("cannot queue 'bash' (tool_call_id ")
+        assert not isinstance(info.value, InvalidSnapshotError)
+        assert recorder.events == []
+        assert queue.pending_actions == []
+        assert submit(queue) == 1
+
+    @pytest.mark.parametrize("args", JSON_ARGS, ids=JSON_ARG_IDS)
+    def test_require_json_accepts_json_values(self, args: object) -> None:
+        """With require_json=True, any JSON value is queued and its snapshot restores."""
+        queue = new_queue(require_json=True)
+        assert queue.require_json is True
+        submit(queue, args=args)
+        assert new_queue().restore_pending(queue.snapshot()) == 1
+
+    @pytest.mark.parametrize("value", [1, "yes", None], ids=repr)
+    def test_require_json_is_a_bool(self, value: Any) -> None:
+        """require_json must be True or False."""
+        with pytest.raises(TypeError, match="require_json"):
+            new_queue(require_json=value)
 
 
 class TestSnapshot:
@@ -628,7 +858,7 @@ class TestSnapshot:
     def test_format(self) -> None:
         """The exact snapshot of a queue with resolved and pending actions."""
         clock = FakeClock()
-        queue = ApprovalQueue(clock=clock)
+        queue = new_queue(clock=clock)
         submit(queue, "bash", args={"command": "ls"}, message="needs eyes")
         clock.advance(seconds=1)
         submit(queue, "write", auto=True)
@@ -661,7 +891,7 @@ class TestSnapshot:
 
     def test_round_trip_through_json(self) -> None:
         """A snapshot survives json and restores the same pending actions with their ids."""
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
         submit(queue, "bash", args={"command": "ls", "n": [1, 2.5, None, True]}, message="m")
         submit(queue, "read", auto=True)
         queue.submit(tool_call_id=7, tool_name="x", args={"ü": "ß"})
@@ -680,7 +910,7 @@ class TestSnapshot:
         class Mode(str, enum.Enum):  # noqa: UP042  # str() of a member is "Mode.FAST", not "fast"
             FAST = "fast"
 
-        queue = ApprovalQueue()
+        queue = new_queue()
         queue.submit(tool_call_id="tc-1", tool_name="x", args={Mode.FAST: Mode.FAST}, message=Mode.FAST)
         entry = queue.snapshot()["pending_actions"][0]
         assert (entry["args"], entry["message"]) == ({"fast": "fast"}, "fast")
@@ -688,27 +918,17 @@ class TestSnapshot:
 
     def test_snapshot_copies_args(self) -> None:
         """The snapshot's args are a copy: changing them changes nothing in the queue."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue, args={"paths": ["a"]})
         snap = queue.snapshot()
         snap["pending_actions"][0]["args"]["paths"].append("b")
         assert queue[1].args == {"paths": ["a"]}  # type: ignore[union-attr]
 
-    @pytest.mark.parametrize(
-        ("kwargs", "match"),
-        [
-            ({"args": "raw json"}, "args: expected a mapping"),
-            ({"args": {"when": START}}, "expected a JSON value"),
-            ({"args": {1: "x"}}, "string keys"),
-            ({"args": {"x": float("nan")}}, "finite"),
-            ({"tool_call_id": 1.5}, "tool_call_id"),
-            ({"tool_call_id": True}, "tool_call_id"),
-        ],
-        ids=["str-args", "datetime-leaf", "int-key", "nan", "float-call-id", "bool-call-id"],
-    )
+    @pytest.mark.parametrize(("kwargs", "match"), UNPERSISTABLE_SUBMISSIONS, ids=UNPERSISTABLE_SUBMISSION_IDS)
     def test_unpersistable_values(self, kwargs: dict[str, Any], match: str) -> None:
         """Values a restore could not read make snapshot() raise ValueError naming the action."""
-        queue = ApprovalQueue()
+        memory_only("a durable store refuses them at submit")
+        queue = new_queue()
         queue.submit(tool_name="bash", **{"tool_call_id": "tc", **kwargs})
         with pytest.raises(ValueError, match=match) as info:
             queue.snapshot()
@@ -717,7 +937,7 @@ class TestSnapshot:
 
     def test_applying_actions_are_left_out(self) -> None:
         """An action whose callback runs is not pending, so it is not in the snapshot."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         snaps: list[dict[str, Any]] = []
         queue.on_approve = lambda action: snaps.append(queue.snapshot())
         submit(queue)
@@ -729,7 +949,7 @@ class TestSnapshot:
     @settings(max_examples=100, suppress_health_check=[HealthCheck.too_slow])
     def test_valid_snapshots_round_trip(self, snapshot: dict[str, Any]) -> None:
         """Restoring any valid snapshot then snapshotting gives the same actions back, through json."""
-        queue = ApprovalQueue(clock=FakeClock())
+        queue = new_queue(clock=FakeClock())
         count = queue.restore_pending(json.loads(json.dumps(snapshot)))
         assert count == len(snapshot["pending_actions"])
         again = queue.snapshot()
@@ -737,7 +957,7 @@ class TestSnapshot:
         assert [e["id"] for e in again["pending_actions"]] == sorted(
             e["id"] for e in snapshot["pending_actions"]
         )
-        other = ApprovalQueue()
+        other = new_queue()
         other.restore_pending(again)
         assert other.pending_actions == queue.pending_actions
 
@@ -797,12 +1017,8 @@ INVALID_SNAPSHOTS: list[tuple[object, str]] = [
         "pending_actions[0].tool_name",
     ),
     (
-        {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": []}]},
-        "pending_actions[0].args",
-    ),
-    (
-        {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": "{}"}]},
-        "pending_actions[0].args",
+        {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": [1, {2: 3}]}]},
+        "pending_actions[0].args[1]",
     ),
     (
         {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "args": {"a": {1: 2}}}]},
@@ -843,6 +1059,27 @@ INVALID_SNAPSHOTS: list[tuple[object, str]] = [
 ]
 
 
+def _entry(**fields: object) -> dict[str, object]:
+    """A snapshot holding one entry with id 1 and tool bash, changed by ``fields``."""
+    return {"version": 1, "next_id": 1, "pending_actions": [{"id": 1, "tool_name": "bash", **fields}]}
+
+
+HOSTILE_SNAPSHOTS: list[tuple[str, object, str, str]] = [
+    ("huge-next-id", {"version": 1, "next_id": 10**5000, "pending_actions": []}, "next_id", "at most"),
+    ("next-id-past-64-bits", {"version": 1, "next_id": 2**63, "pending_actions": []}, "next_id", "at most"),
+    ("huge-id", _entry(id=10**5000), "pending_actions[0].id", "at most"),
+    ("id-past-64-bits", _entry(id=2**63), "pending_actions[0].id", "at most"),
+    ("huge-call-id", _entry(tool_call_id=-(10**5000)), "pending_actions[0].tool_call_id", "4300 digits"),
+    ("huge-int-in-args", _entry(args={"n": [10**5000]}), "pending_actions[0].args.n[0]", "4300 digits"),
+    ("nan-in-args", _entry(args=[float("nan")]), "pending_actions[0].args[0]", "finite"),
+    ("deep-list-args", _entry(args=nested(5000)), "pending_actions[0].args" + "[0]" * 256, "256 deep"),
+    ("deep-dict-args", _entry(args=nested(3000, "dict")), "pending_actions[0].args" + ".k" * 256, "256 deep"),
+    ("deep-extra-key", {**_entry(), "extra": nested(5000)}, "extra", "no such key"),
+    ("deep-version", {**_entry(), "version": nested(5000)}, "version", "1"),
+    ("deep-entry", {**_entry(), "pending_actions": [nested(5000)]}, "pending_actions[0]", "an object"),
+]
+
+
 class TestRestore:
     """restore_pending validates everything, then restores pending actions quietly."""
 
@@ -853,7 +1090,7 @@ class TestRestore:
     )
     def test_next_submit_id(self, next_id: int, ids: list[int], expected: int) -> None:
         """The next submit gets max(next_id, largest restored id) + 1."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         snapshot = {
             "version": 1,
             "next_id": next_id,
@@ -880,7 +1117,7 @@ class TestRestore:
 
     def test_defaults_for_missing_and_null_keys(self) -> None:
         """Missing or null optional keys become {}, False, None and the queue's clock."""
-        queue = ApprovalQueue(clock=FakeClock())
+        queue = new_queue(clock=FakeClock())
         entry = {"id": 3, "tool_name": "bash", "tool_call_id": None, "args": None, "message": None}
         queue.restore_pending({"version": 1, "next_id": 3, "pending_actions": [entry]})
         assert queue[3] == Action(
@@ -906,7 +1143,7 @@ class TestRestore:
     )
     def test_submitted_at(self, text: str, expected: datetime) -> None:
         """ISO 8601 timestamps are read; a naive one is UTC."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         queue.restore_pending(
             {
                 "version": 1,
@@ -920,7 +1157,7 @@ class TestRestore:
 
     def test_accepts_an_int_tool_call_id(self) -> None:
         """tool_call_id may be an integer, as the gem allows."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         queue.restore_pending(
             {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": "x", "tool_call_id": 42}]}
         )
@@ -931,7 +1168,7 @@ class TestRestore:
     )
     def test_invalid(self, snapshot: object, path: str) -> None:
         """Invalid input raises InvalidSnapshotError naming the path; nothing is restored."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         error = assert_snapshot_error(queue.restore_pending, snapshot, path)
         assert isinstance(error, PermissionsError)
         assert isinstance(error, ValueError)
@@ -941,7 +1178,7 @@ class TestRestore:
     @pytest.mark.parametrize("resolve", [False, True], ids=["pending", "resolved"])
     def test_into_a_non_empty_queue(self, resolve: bool) -> None:
         """A queue that holds any action refuses to restore (ValueError), and is unchanged."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         if resolve:
             queue.approve(1)
@@ -956,16 +1193,46 @@ class TestRestore:
 
     def test_twice(self) -> None:
         """Restoring a second time fails once ids are used, even with no actions restored."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         queue.restore_pending({"version": 1, "next_id": 4, "pending_actions": []})
         with pytest.raises(ValueError, match="already holds"):
             queue.restore_pending({"version": 1, "next_id": 0, "pending_actions": []})
+
+    @pytest.mark.parametrize(
+        ("snapshot", "path", "match"),
+        [case[1:] for case in HOSTILE_SNAPSHOTS],
+        ids=[case[0] for case in HOSTILE_SNAPSHOTS],
+    )
+    def test_hostile_values(self, snapshot: object, path: str, match: str) -> None:
+        """Digits past the limit, 64 bits, NaN, deep nesting: InvalidSnapshotError, a short message."""
+        queue = new_queue()
+        error = assert_snapshot_error(queue.restore_pending, snapshot, path, match=match)
+        assert len(str(error)) <= 2 * len(path) + 400
+        assert queue.pending_actions == []
+        assert submit(queue) == 1
+
+    @given(queue_snapshots(), st.data())
+    @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    def test_fuzz_hostile_values(self, snapshot: dict[str, Any], data: st.DataObject) -> None:
+        """A hostile value anywhere in a valid snapshot restores, or raises InvalidSnapshotError only."""
+        hostile = mutate(snapshot, data, values=hostile_values)
+        queue = new_queue(clock=FakeClock())
+        try:
+            count = queue.restore_pending(hostile)
+        except InvalidSnapshotError as error:
+            message, path = str(error), error.path
+            assert queue.pending_actions == []
+            assert submit(queue) == 1
+            assert len(message) <= 2 * len(path) + 400
+        else:
+            assert len(queue.pending_actions) == count
+            assert json.loads(json.dumps(queue.snapshot()))["next_id"] >= count
 
     @given(queue_snapshot_like)
     @settings(max_examples=200, suppress_health_check=[HealthCheck.too_slow])
     def test_fuzz(self, snapshot: object) -> None:
         """Any JSON-like input restores or raises InvalidSnapshotError; a failure leaves the queue empty."""
-        queue = ApprovalQueue(clock=FakeClock())
+        queue = new_queue(clock=FakeClock())
         try:
             count = queue.restore_pending(snapshot)
         except InvalidSnapshotError:
@@ -984,7 +1251,7 @@ class TestWait:
 
     def test_already_resolved_and_unknown(self) -> None:
         """A resolved action is returned at once; an unknown id gives None."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         queue.reject(1)
         assert queue.wait(1, timeout=0).status == "rejected"  # type: ignore[union-attr]
@@ -994,7 +1261,7 @@ class TestWait:
     @pytest.mark.parametrize("how", ["approve", "reject", "auto"])
     def test_woken_by_another_thread(self, how: str) -> None:
         """wait returns the resolved action when another thread approves, rejects or auto-approves it."""
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
         submit(queue, "bash")
         submit(queue, "read", auto=True)
         target = 1 if how != "auto" else 2
@@ -1018,7 +1285,7 @@ class TestWait:
 
     def test_times_out(self) -> None:
         """A still-pending action raises TimeoutError after about timeout seconds."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         began = time.monotonic()
         with pytest.raises(TimeoutError, match="action 1"):
@@ -1048,7 +1315,7 @@ class TestWait:
 
     def test_many_waiters_all_wake(self) -> None:
         """Every thread waiting on the action wakes when it is approved."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         results: list[str] = []
         waiters = [
@@ -1065,7 +1332,7 @@ class TestWait:
     @pytest.mark.parametrize("timeout", [math.inf, 1e300], ids=["inf", "huge"])
     def test_unbounded_timeout_waits(self, timeout: float) -> None:
         """A timeout longer than threads can wait (infinity) waits without one, and returns the action."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         results: list[Action | None] = []
         errors: list[BaseException] = []
@@ -1088,7 +1355,7 @@ class TestWait:
     )
     def test_bad_timeout(self, timeout: Any, error: type[Exception]) -> None:
         """A negative or non-numeric timeout is refused."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         with pytest.raises(error, match="timeout"):
             queue.wait(1, timeout=timeout)
@@ -1099,7 +1366,7 @@ class TestWaitAsync:
 
     def test_woken_by_another_thread(self) -> None:
         """An approval on another thread completes the awaiting coroutine; the loop stays responsive."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
 
         async def main() -> tuple[Action | None, int]:
@@ -1124,7 +1391,7 @@ class TestWaitAsync:
 
     def test_already_resolved_and_unknown(self) -> None:
         """A resolved action returns at once; an unknown id gives None."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         queue.approve(1)
 
@@ -1138,7 +1405,7 @@ class TestWaitAsync:
 
     def test_times_out(self) -> None:
         """A still-pending action raises TimeoutError, and the waiter is unregistered."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         with pytest.raises(TimeoutError, match="action 1"):
             asyncio.run(queue.wait_async(1, timeout=0.02))
@@ -1147,7 +1414,7 @@ class TestWaitAsync:
 
     def test_cancellation_leaves_the_action_pending(self) -> None:
         """Cancelling the awaiting task changes nothing and unregisters the waiter."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
 
         async def main() -> None:
@@ -1165,7 +1432,7 @@ class TestWaitAsync:
 
     def test_many_waiters_on_two_loops(self) -> None:
         """Waiters on different event loops (threads) all wake from one approval."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         results: list[str] = []
 
@@ -1183,7 +1450,7 @@ class TestWaitAsync:
 
     def test_closed_loop_is_tolerated(self) -> None:
         """A waiter left on a closed event loop does not break the resolution."""
-        queue = ApprovalQueue()
+        queue = new_queue()
         submit(queue)
         loop = asyncio.new_event_loop()
         queue._async_waiters[1] = [(loop, loop.create_future())]
@@ -1244,12 +1511,12 @@ class TestExpirePending:
     def test_bad_age(self, value: Any, error: type[Exception]) -> None:
         """older_than must be a non-negative timedelta."""
         with pytest.raises(error, match="older_than"):
-            ApprovalQueue().expire_pending(value)
+            new_queue().expire_pending(value)
 
     def test_restored_naive_and_offset_times(self) -> None:
         """Restored timestamps in any offset compare correctly with the clock."""
         clock = FakeClock(START + timedelta(minutes=10))
-        queue = ApprovalQueue(clock=clock)
+        queue = new_queue(clock=clock)
         plus_two = START.astimezone(timezone(timedelta(hours=2)))
         queue.restore_pending(
             {
@@ -1264,6 +1531,101 @@ class TestExpirePending:
         assert [a.id for a in queue.expire_pending(timedelta(minutes=6))] == [1]
 
 
+class TestForgetResolved:
+    """forget_resolved drops resolved history only, by resolution time, and returns how many it dropped."""
+
+    def test_drops_only_resolved_actions(self) -> None:
+        """Approved and rejected actions go; pending ones stay; ids are never given again."""
+        queue = new_queue()
+        for _ in range(4):
+            submit(queue)
+        queue.approve(1)
+        queue.reject(2)
+        before = queue.snapshot()
+        assert queue.forget_resolved() == 2
+        assert (queue[1], queue[2], queue.wait(1)) == (None, None, None)
+        assert [a.id for a in queue.pending_actions] == [3, 4]
+        assert queue.snapshot() == before
+        assert submit(queue) == 5
+        assert queue.forget_resolved() == 0
+
+    def test_never_drops_an_applying_action(self) -> None:
+        """Called from inside on_approve, the action being approved stays, and goes on a later call."""
+        queue = new_queue()
+        dropped: list[int] = []
+        queue.on_approve = lambda action: dropped.append(queue.forget_resolved())
+        submit(queue)
+        queue.approve(1)
+        assert dropped == [0]
+        assert queue[1].is_approved  # type: ignore[union-attr]
+        assert queue.forget_resolved() == 1
+
+    def test_older_than_is_by_resolution_time(self) -> None:
+        """Age is now - resolved at by the queue's clock; exactly older_than old is kept."""
+        clock = FakeClock()
+        queue = new_queue(clock=clock)
+        submit(queue)
+        submit(queue)
+        clock.advance(hours=1)
+        queue.approve(1)  # submitted an hour before, resolved now
+        clock.advance(minutes=10)
+        queue.reject(2)
+        assert queue.forget_resolved(timedelta(minutes=10)) == 0
+        clock.advance(microseconds=1)
+        assert queue.forget_resolved(timedelta(minutes=10)) == 1
+        assert queue[1] is None
+        assert queue[2].is_rejected  # type: ignore[union-attr]
+
+    def test_a_clock_that_goes_back_drops_nothing_early(self) -> None:
+        """An action stamped earlier but resolved later waits for those resolved before it."""
+        memory_only("a database compares resolution times")
+        clock = FakeClock()
+        queue = new_queue(clock=clock)
+        submit(queue)
+        submit(queue)
+        queue.approve(1)
+        clock.advance(hours=-1)
+        queue.approve(2)
+        clock.advance(hours=1)
+        assert queue.forget_resolved(timedelta(minutes=30)) == 0
+        assert queue.forget_resolved() == 2
+
+    @pytest.mark.parametrize(
+        ("value", "error"),
+        [(5, TypeError), ("1h", TypeError), (timedelta(seconds=-1), ValueError)],
+        ids=["int", "str", "negative"],
+    )
+    def test_bad_age(self, value: Any, error: type[Exception]) -> None:
+        """older_than must be a non-negative timedelta or None; nothing is dropped otherwise."""
+        queue = new_queue()
+        submit(queue)
+        queue.approve(1)
+        with pytest.raises(error, match="older_than"):
+            queue.forget_resolved(value)
+        assert queue[1] is not None
+
+    def test_a_waiter_still_gets_its_action(self) -> None:
+        """A wait() woken by a resolution returns the action even if it is forgotten at once."""
+
+        def wait_approve_forget() -> Action | None:
+            queue = new_queue()
+            submit(queue)
+            results: list[Action | None] = []
+            waiter = start(lambda: results.append(queue.wait(1, timeout=JOIN_TIMEOUT)))
+            time.sleep(0.002)
+            queue.approve(1)
+            queue.forget_resolved()
+            join(waiter)
+            queue.forget_resolved()
+            assert queue[1] is None
+            return results[0]
+
+        for _ in range(20):
+            woken = wait_approve_forget()
+            assert woken is not None
+            assert woken.is_approved
+
+
 class TestThreads:
     """Under any interleaving: ids 1..n, one callback per resolution, no lost wakeup."""
 
@@ -1275,7 +1637,7 @@ class TestThreads:
         # Callbacks yield to other threads, and some approvals submit more work from inside the drain.
         approvals: list[int] = []
         nested: list[int] = []
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
 
         def on_submit(action: Action) -> None:
             if action.id % 2:
@@ -1311,7 +1673,7 @@ class TestThreads:
         lock = threading.Lock()
         counts: dict[tuple[str, int], int] = {}
         overtaken: list[int] = []
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
 
         def count(event: str, action: Action) -> None:
             with lock:
@@ -1371,7 +1733,7 @@ class TestThreads:
         """A submit made while another thread's drain is in a callback returns only once it is approved."""
         release = threading.Event()
         entered = threading.Event()
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
 
         def on_approve(action: Action) -> None:
             if action.id == 1:
@@ -1394,7 +1756,7 @@ class TestThreads:
         release = threading.Event()
         entered = threading.Event()
         events: list[tuple[str, int]] = []
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
 
         def on_submit(action: Action) -> None:
             events.append(("submit", action.id))
@@ -1420,7 +1782,7 @@ class TestThreads:
         in_approve, release_approve = threading.Event(), threading.Event()
         in_submit, release_submit = threading.Event(), threading.Event()
         events: list[tuple[str, int]] = []
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
 
         def on_submit(action: Action) -> None:
             if action.id == 2:
@@ -1450,7 +1812,7 @@ class TestThreads:
         """A manual head still in on_submit stops the drain at once: other submits return."""
         release = threading.Event()
         entered = threading.Event()
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
 
         def on_submit(action: Action) -> None:
             if action.id == 1:
@@ -1469,7 +1831,7 @@ class TestThreads:
         """When the draining thread's callback raises, a waiting submitter takes over the drain."""
         release = threading.Event()
         entered = threading.Event()
-        queue = ApprovalQueue(auto_approve={"read": True})
+        queue = new_queue(auto_approve={"read": True})
         calls: list[int] = []
 
         def on_approve(action: Action) -> None:
@@ -1506,7 +1868,7 @@ class QueueMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.queue = ApprovalQueue(
+        self.queue = new_queue(
             auto_approve={"read": True, "flag": 1},
             on_submit=self.on_submit,
             on_approve=self.on_approve,
@@ -1669,5 +2031,11 @@ class QueueMachine(RuleBasedStateMachine):
         assert [a["id"] for a in self.queue.snapshot()["pending_actions"]] == pending
 
 
-TestQueueMachine = QueueMachine.TestCase
-TestQueueMachine.settings = settings(max_examples=100, stateful_step_count=25, deadline=None)
+class TestQueueMachine:
+    """The queue agrees with the model over random runs of submits, resolutions and drains."""
+
+    def test_runs(self) -> None:
+        """Every run of rules keeps the machine's invariants, against every store."""
+        run_state_machine_as_test(
+            QueueMachine, settings=settings(max_examples=100, stateful_step_count=25, deadline=None)
+        )

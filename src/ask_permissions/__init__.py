@@ -4,7 +4,7 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._errors import InvalidSnapshotError, PermissionsError
+from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
@@ -22,7 +22,11 @@ from .policy._reviewer import DenialTracker, Review
 from .policy._safety import PROTECTED_PATHS, ProtectedPaths
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
+from .queue._open import open_store
+from .queue._postgres import PostgresStore
 from .queue._queue import Action, ApprovalQueue
+from .queue._sqlite import SqliteStore
+from .queue._store import ApprovalStore, MemoryStore
 from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
 from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
@@ -39,9 +43,12 @@ __all__ = [
     "Approval",
     "ApprovalPolicy",
     "ApprovalQueue",
+    "ApprovalStore",
     "BlockResult",
     "Check",
+    "ClaimLostError",
     "CommandHook",
+    "CorruptStoreError",
     "DecisionLayer",
     "DecisionRecord",
     "DenialTracker",
@@ -50,6 +57,7 @@ __all__ = [
     "InvalidSnapshotError",
     "LayeredPolicy",
     "MatchedRule",
+    "MemoryStore",
     "ModeChange",
     "Outcome",
     "PendingResult",
@@ -60,6 +68,7 @@ __all__ = [
     "Permissions",
     "PermissionsError",
     "PlanModePolicy",
+    "PostgresStore",
     "ProceedResult",
     "ProtectedPaths",
     "Review",
@@ -67,6 +76,7 @@ __all__ = [
     "RuleMatch",
     "SessionPermissionGrants",
     "SettingsSource",
+    "SqliteStore",
     "ToolCall",
     "ToolMetadata",
     "__version__",
@@ -75,4 +85,5 @@ __all__ = [
     "check",
     "deny_all",
     "load_policy",
+    "open_store",
 ]

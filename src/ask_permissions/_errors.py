@@ -5,7 +5,7 @@ from __future__ import annotations
 import reprlib
 from typing import Final
 
-__all__ = ["InvalidSnapshotError", "PermissionsError", "preview"]
+__all__ = ["ClaimLostError", "CorruptStoreError", "InvalidSnapshotError", "PermissionsError", "preview"]
 
 
 class PermissionsError(Exception):
@@ -25,6 +25,34 @@ class InvalidSnapshotError(PermissionsError, ValueError):
         super().__init__(message)
         self.path = path
         self.value = value
+
+
+class CorruptStoreError(PermissionsError, ValueError):
+    """A store holds data this package did not write (a hand-edited row, another program's table, another
+    schema version); the operation that met it changed nothing.
+
+    Attributes:
+        path: where the bad data is, e.g. ``actions[session='s', id=3].status``.
+        value: the offending value.
+    """
+
+    def __init__(self, message: str, *, path: str = "", value: object = None) -> None:
+        super().__init__(message)
+        self.path = path
+        self.value = value
+
+
+class ClaimLostError(PermissionsError, RuntimeError):
+    """A resolution outlived its lease: another process took the action up meanwhile, so this one's
+    approval or rejection was not recorded (its callback had already run).
+
+    Attributes:
+        action_id: the action's id.
+    """
+
+    def __init__(self, message: str, *, action_id: int) -> None:
+        super().__init__(message)
+        self.action_id = action_id
 
 
 PREVIEW_LIMIT: Final = 200

@@ -10,7 +10,10 @@ from ask_permissions import (
     Action,
     ApprovalPolicy,
     ApprovalQueue,
+    ApprovalStore,
+    ClaimLostError,
     CommandHook,
+    CorruptStoreError,
     DecisionRecord,
     HookResult,
     Hooks,
@@ -19,9 +22,12 @@ from ask_permissions import (
     PermissionRuleSet,
     Permissions,
     PlanModePolicy,
+    PostgresStore,
     SessionPermissionGrants,
+    SqliteStore,
     ToolCall,
     load_policy,
+    open_store,
 )
 from ask_permissions.typing import HookFunction, HooksConfig, PreToolUseHook
 
@@ -67,6 +73,25 @@ def gates() -> bool:
 
 def files() -> ApprovalPolicy:
     return load_policy("examples/policy.toml")
+
+
+def stores(url: str) -> int:
+    store: ApprovalStore = (
+        open_store(url) if url else SqliteStore("approvals.db", lease=timedelta(seconds=10))
+    )
+    queue = ApprovalQueue(store=store, session="agent-42", require_json=True)
+    grants = SessionPermissionGrants(["read_file"], store=store, session="agent-42")
+    shared: ApprovalStore = PostgresStore("postgresql://agent@db/approvals")
+    try:
+        queue.approve(queue.submit(tool_call_id="tc-1", tool_name="bash", args='{"command": "ls"}'))
+    except ClaimLostError as lost:
+        return lost.action_id
+    except CorruptStoreError as corrupt:
+        return len(corrupt.path)
+    finally:
+        store.close()
+        shared.close()
+    return queue.forget_resolved(timedelta(hours=1)) + len(grants)
 
 
 def hooks() -> ApprovalPolicy:

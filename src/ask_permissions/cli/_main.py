@@ -14,6 +14,8 @@ from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.settings._policy_file import load_policy
 
+from ._approvals import add_parser as add_approvals_parser
+from ._approvals import run_approvals
 from ._demo import run_demo
 from ._demo_layered import run_layered_demo
 from ._lint import describe_patterns, lint_policy, rule_label
@@ -108,6 +110,7 @@ def _parser() -> argparse.ArgumentParser:
         epilog=_EXIT_STATUSES,
     )
     lint.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
+    add_approvals_parser(commands)
     add_mcp_proxy_parser(commands)
     return parser
 
@@ -134,6 +137,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return _check(options.policy, options.tool, options.args_json, as_json=options.json)
         if options.command == "lint":
             return _lint(options.policy)
+        if options.command == "approvals":
+            return run_approvals(options)
         if options.command == MCP_PROXY:
             return run_mcp_proxy(options)
         if getattr(options, "layered", False):

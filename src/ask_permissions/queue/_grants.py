@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from typing import Final, final
 
@@ -17,6 +16,8 @@ from ask_permissions._strict import (
     read_version,
 )
 
+from ._store import DEFAULT_SESSION, ApprovalStore, check_session, store_or_memory
+
 __all__ = ["SessionPermissionGrants"]
 
 _GRANTED_TOOLS: Final = "granted_tools"
@@ -26,23 +27,46 @@ _GRANTED_TOOLS: Final = "granted_tools"
 class SessionPermissionGrants:
     """Tools granted for the current session: a granted tool skips the ordinary approval prompts.
 
-    In memory and per instance: sharing one object shares its grants, separate objects are isolated.
-    Grants never bypass an explicit deny, a tool's ``always_ask`` or read-only mode (the policy
-    enforces that). Thread-safe: every method takes the object's private lock, readers get copies.
+    By default in memory and per instance: sharing one object shares its grants, separate objects are
+    isolated. With a ``store`` the grants are the store's ``session``'s, shared by every grants object on
+    it, in any process (a durable store keeps them). Grants never bypass an explicit deny, a tool's
+    ``always_ask`` or read-only mode (the policy enforces that). Thread-safe: the store guards them,
+    readers get copies.
 
     Args:
-        granted_tools: names to grant from the start.
+        granted_tools: names to grant from the start (added to the session's grants).
+        store: where the grants live (default: a new ``MemoryStore``).
+        session: which of the store's sessions they are (default ``"default"``).
 
     Raises:
         TypeError: ``granted_tools`` is a bare string, or holds a non-string.
         ValueError: ``granted_tools`` holds an empty string.
     """
 
-    __slots__ = ("__weakref__", "_lock", "_tools")
+    __slots__ = ("__weakref__", "_session", "_store")
 
-    def __init__(self, granted_tools: Iterable[str] = ()) -> None:
-        self._lock: Final = threading.Lock()
-        self._tools: set[str] = set(require_tool_names(granted_tools, "granted_tools"))
+    def __init__(
+        self,
+        granted_tools: Iterable[str] = (),
+        *,
+        store: ApprovalStore | None = None,
+        session: str = DEFAULT_SESSION,
+    ) -> None:
+        names = require_tool_names(granted_tools, "granted_tools")
+        self._session: Final = check_session(session)
+        self._store: Final = store_or_memory(store)
+        if names:
+            self._store.grant(self._session, names)
+
+    @property
+    def store(self) -> ApprovalStore:
+        """Where the grants live."""
+        return self._store
+
+    @property
+    def session(self) -> str:
+        """The store's session these grants are."""
+        return self._session
 
     def grant(self, tool_name: str) -> SessionPermissionGrants:
         """Grant ``tool_name`` for the session; granting it again changes nothing. Returns the grants.
@@ -52,8 +76,7 @@ class SessionPermissionGrants:
             ValueError: ``tool_name`` is empty.
         """
         name = require_tool_name(tool_name)
-        with self._lock:
-            self._tools.add(name)
+        self._store.grant(self._session, [name])
         return self
 
     def revoke(self, tool_name: str) -> SessionPermissionGrants:
@@ -64,32 +87,28 @@ class SessionPermissionGrants:
             ValueError: ``tool_name`` is empty.
         """
         name = require_tool_name(tool_name)
-        with self._lock:
-            self._tools.discard(name)
+        self._store.revoke(self._session, name)
         return self
 
     def clear(self) -> SessionPermissionGrants:
         """Withdraw every grant. Returns the grants."""
-        with self._lock:
-            self._tools.clear()
+        self._store.replace_grants(self._session, ())
         return self
 
     def is_granted(self, tool_name: object) -> bool:
         """Whether ``tool_name`` is granted.
 
-        Never raises: the policy asks this about every tool call, so anything that is not a granted
-        string (``None``, ``""``, a number) is simply not granted.
+        Never raises for a bad name: the policy asks this about every tool call, so anything that is not
+        a granted string (``None``, ``""``, a number) is simply not granted.
         """
         if not isinstance(tool_name, str):
             return False
-        with self._lock:
-            return tool_name in self._tools
+        return self._store.is_granted(self._session, str.__str__(tool_name))
 
     @property
     def granted_tools(self) -> list[str]:
         """The granted tool names, sorted (a fresh list each time)."""
-        with self._lock:
-            return sorted(self._tools)
+        return self._store.granted(self._session)
 
     def snapshot(self) -> dict[str, object]:
         """JSON-safe state for durable resume: ``{"version": 1, "granted_tools": [sorted names]}``."""
@@ -103,8 +122,7 @@ class SessionPermissionGrants:
                 grants are left unchanged.
         """
         tools = _read_snapshot(snapshot)
-        with self._lock:
-            self._tools = tools
+        self._store.replace_grants(self._session, tools)
         return self
 
     @classmethod
@@ -118,15 +136,14 @@ class SessionPermissionGrants:
             InvalidSnapshotError: the snapshot is invalid (whatever it holds: never another exception).
         """
         grants = cls()
-        grants._tools = _read_snapshot(snapshot, path)
+        grants._store.replace_grants(grants._session, _read_snapshot(snapshot, path))
         return grants
 
     def __contains__(self, tool_name: object) -> bool:
         return self.is_granted(tool_name)
 
     def __len__(self) -> int:
-        with self._lock:
-            return len(self._tools)
+        return len(self._store.granted(self._session))
 
     def __repr__(self) -> str:
         return f"<SessionPermissionGrants {self.granted_tools!r}>"

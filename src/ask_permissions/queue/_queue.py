@@ -6,117 +6,42 @@ import asyncio
 import contextlib
 import math
 import threading
-from collections import OrderedDict
-from collections.abc import Callable, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import Any, Final, TypeAlias, TypeGuard, final
+from typing import Any, Final, TypeAlias, final
 
 from ask_permissions._clock import utc_now
-from ask_permissions._errors import InvalidSnapshotError
+from ask_permissions._errors import ClaimLostError, preview
 from ask_permissions._names import require_tool_name
-from ask_permissions._strict import (
-    SNAPSHOT_VERSION,
-    child,
-    fail,
-    read_bool,
-    read_list,
-    read_mapping,
-    read_str,
-    read_version,
-)
-from ask_permissions.typing import ActionStatus, Clock, ResolutionScope
+from ask_permissions.typing import Clock, ResolutionScope
+
+from ._action import RESOLVED, SCOPES, Action, is_id
+from ._args import NotJSONError, freeze_args, json_call_id
+from ._snapshot import read_snapshot, snapshot_data
+from ._store import DEFAULT_SESSION, ApprovalStore, Claim, Head, check_session, store_or_memory
+from ._waiters import AsyncWaiter, wake
 
 __all__ = ["Action", "ApprovalQueue", "Callback"]
 
 Callback: TypeAlias = Callable[["Action"], object]
 """A queue callback: called with one argument, the ``Action``; its return value is ignored."""
 
-_SCOPES: Final[tuple[ResolutionScope, ...]] = ("once", "session", "project")
-_RESOLVED: Final = frozenset({"approved", "rejected"})
 _EXPIRED_FEEDBACK: Final = "expired"
-_ENTRY_REQUIRED: Final = ("id", "tool_name")
-_ENTRY_OPTIONAL: Final = ("tool_call_id", "args", "auto_approvable", "message", "submitted_at")
-
-
-@final
-@dataclass(frozen=True, slots=True, repr=False)
-class Action:
-    """One submission to the queue: immutable; each change of status is a new ``Action``.
-
-    ``status`` goes ``"pending"`` → ``"applying"`` (while ``on_approve``/``on_reject`` runs) →
-    ``"approved"`` or ``"rejected"``, or back to ``"pending"`` when that callback raises.
-    ``resolution_scope`` is set on approval (``"once"`` for auto-approvals), ``feedback`` on rejection.
-    """
-
-    id: int
-    tool_call_id: Any
-    tool_name: str
-    args: Any
-    auto_approvable: bool
-    status: ActionStatus
-    submitted_at: datetime
-    message: str | None
-    resolution_scope: ResolutionScope | None = None
-    feedback: str | None = None
-
-    @property
-    def is_pending(self) -> bool:
-        """Whether it waits for a decision."""
-        return self.status == "pending"
-
-    @property
-    def is_applying(self) -> bool:
-        """Whether its ``on_approve``/``on_reject`` callback is running right now."""
-        return self.status == "applying"
-
-    @property
-    def is_approved(self) -> bool:
-        """Whether it was approved."""
-        return self.status == "approved"
-
-    @property
-    def is_rejected(self) -> bool:
-        """Whether it was rejected."""
-        return self.status == "rejected"
-
-    @property
-    def scope(self) -> ResolutionScope | None:
-        """Alias of ``resolution_scope``."""
-        return self.resolution_scope
-
-    def __repr__(self) -> str:
-        extra = ""
-        if self.resolution_scope is not None:
-            extra += f", scope={self.resolution_scope!r}"
-        if self.feedback is not None:
-            extra += f", feedback={self.feedback!r}"
-        return (
-            f"Action(id={self.id!r}, tool_name={self.tool_name!r}, status={self.status!r}{extra}, "
-            f"tool_call_id={self.tool_call_id!r}, args={self.args!r}, "
-            f"auto_approvable={self.auto_approvable!r}, message={self.message!r}, "
-            f"submitted_at={self.submitted_at.isoformat()})"
-        )
-
-
-def _is_id(value: object) -> TypeGuard[int]:
-    """Whether ``value`` can be an action id (an int, not a bool)."""
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _check_scope(scope: object) -> ResolutionScope:
-    for known in _SCOPES:
+    for known in SCOPES:
         if scope == known:
             return known
-    raise ValueError(f"Unknown resolution scope: {scope!r}. Valid: {', '.join(_SCOPES)}")
+    raise ValueError(f"Unknown resolution scope: {preview(scope)}. Valid: {', '.join(SCOPES)}")
 
 
 def _check_feedback(feedback: object) -> str | None:
     if feedback is None:
         return None
     if not isinstance(feedback, str):
-        raise TypeError(f"feedback: expected a string or None; got {feedback!r}")
+        raise TypeError(f"feedback: expected a string or None; got {preview(feedback)}")
     return str.__str__(feedback)
 
 
@@ -124,157 +49,27 @@ def _check_timeout(timeout: float | None) -> None:
     if timeout is None:
         return
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout: expected seconds (a number) or None; got {timeout!r}")
+        raise TypeError(f"timeout: expected seconds (a number) or None; got {preview(timeout)}")
     if math.isnan(timeout) or timeout < 0:
         raise ValueError(f"timeout: expected a non-negative number of seconds or None; got {timeout!r}")
+
+
+def _check_age(older_than: object, none_ok: bool) -> timedelta | None:
+    if older_than is None and none_ok:
+        return None
+    if not isinstance(older_than, timedelta):
+        expected = "a timedelta or None" if none_ok else "a timedelta"
+        raise TypeError(f"older_than: expected {expected}; got {preview(older_than)}")
+    if older_than < timedelta(0):
+        raise ValueError(f"older_than: expected a non-negative timedelta; got {older_than!r}")
+    return older_than
 
 
 def _aware(moment: object, field: str) -> datetime:
     """An aware datetime (a naive one is taken as UTC)."""
     if not isinstance(moment, datetime):
-        raise TypeError(f"{field}: expected a datetime; got {moment!r}")
+        raise TypeError(f"{field}: expected a datetime; got {preview(moment)}")
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
-
-
-class _NotJSON(ValueError):
-    """A value that JSON cannot hold as is, at ``path``."""
-
-    def __init__(self, path: str, expected: str, value: object) -> None:
-        super().__init__(f"{path}: expected {expected}; got {value!r}")
-        self.path = path
-        self.value = value
-
-
-def _json_copy(value: object, path: str) -> object:
-    """A copy of ``value`` made of dict/list/str/int/float/bool/None only (``_NotJSON`` otherwise)."""
-    if value is None or isinstance(value, bool):
-        return value
-    if isinstance(value, str):
-        return str.__str__(value)  # the text: a str-mixin Enum member's str() is not its value
-    if isinstance(value, int):
-        return int(value)
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise _NotJSON(path, "a finite number", value)
-        return float(value)
-    if isinstance(value, Mapping):
-        copied: dict[str, object] = {}
-        for key, item in value.items():
-            if not isinstance(key, str):
-                raise _NotJSON(path, "string keys", key)
-            copied[str.__str__(key)] = _json_copy(item, child(path, key))
-        return copied
-    if isinstance(value, list | tuple):
-        return [_json_copy(item, child(path, index)) for index, item in enumerate(value)]
-    raise _NotJSON(path, "a JSON value (dict, list, str, int, float, bool or None)", value)
-
-
-def _read_json(value: object, path: str) -> object:
-    """A JSON-safe copy of snapshot data, or ``InvalidSnapshotError`` naming the path."""
-    try:
-        return _json_copy(value, path)
-    except _NotJSON as error:
-        raise InvalidSnapshotError(str(error), path=error.path, value=error.value) from None
-    except RecursionError:
-        fail(path, "JSON nested less deeply", value)
-
-
-def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
-    data = read_mapping(entry, path, required=_ENTRY_REQUIRED, optional=_ENTRY_OPTIONAL)
-    action_id = data["id"]
-    if type(action_id) is not int or action_id < 1:
-        fail(child(path, "id"), "a positive integer", action_id)
-    tool_name = str.__str__(read_str(data["tool_name"], child(path, "tool_name"), non_empty=True))
-
-    tool_call_id = data.get("tool_call_id")
-    if tool_call_id is not None and (
-        isinstance(tool_call_id, bool) or not isinstance(tool_call_id, str | int)
-    ):
-        fail(child(path, "tool_call_id"), "a string, an integer or null", tool_call_id)
-
-    args: object = {}
-    if data.get("args") is not None:
-        if not isinstance(data["args"], Mapping):
-            fail(child(path, "args"), "an object", data["args"])
-        args = _read_json(data["args"], child(path, "args"))
-
-    auto_approvable = False
-    if data.get("auto_approvable") is not None:
-        auto_approvable = read_bool(data["auto_approvable"], child(path, "auto_approvable"))
-
-    message = data.get("message")
-    if message is not None:
-        message = str.__str__(read_str(message, child(path, "message")))
-
-    submitted_at = default_time
-    if data.get("submitted_at") is not None:
-        text = read_str(data["submitted_at"], child(path, "submitted_at"))
-        try:
-            parsed = datetime.fromisoformat(text)
-        except (ValueError, OverflowError):
-            fail(child(path, "submitted_at"), "an ISO 8601 timestamp", text)
-        submitted_at = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-
-    return Action(
-        id=action_id,
-        tool_call_id=tool_call_id,
-        tool_name=tool_name,
-        args=args,
-        auto_approvable=auto_approvable,
-        status="pending",
-        submitted_at=submitted_at,
-        message=message,
-    )
-
-
-def _read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[Action]]:
-    """Validate a queue snapshot completely; return ``(next_id, actions in id order)``."""
-    data = read_mapping(snapshot, "", required=("version", "next_id", "pending_actions"))
-    read_version(data, "")
-    next_id = data["next_id"]
-    if type(next_id) is not int or next_id < 0:
-        fail("next_id", "a non-negative integer", next_id)
-    actions: dict[int, Action] = {}
-    for index, entry in enumerate(read_list(data["pending_actions"], "pending_actions")):
-        path = child("pending_actions", index)
-        action = _read_entry(entry, path, default_time)
-        if action.id in actions:
-            fail(child(path, "id"), "an id not used by an earlier entry", action.id)
-        actions[action.id] = action
-    return next_id, [actions[action_id] for action_id in sorted(actions)]
-
-
-def _snapshot_entry(action: Action) -> dict[str, Any]:
-    """One ``pending_actions`` entry; ``_NotJSON`` when a restore could not read it back."""
-    where = f"action {action.id} "
-    if not isinstance(action.args, Mapping):
-        raise _NotJSON(where + "args", "a mapping", action.args)
-    call_id = action.tool_call_id
-    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
-        raise _NotJSON(where + "tool_call_id", "a string, an integer or None", call_id)
-    return {
-        "id": action.id,
-        "tool_call_id": _json_copy(call_id, where + "tool_call_id"),
-        "tool_name": action.tool_name,
-        "args": _json_copy(action.args, where + "args"),
-        "auto_approvable": action.auto_approvable,
-        "message": action.message,
-        "submitted_at": action.submitted_at.isoformat(),
-    }
-
-
-def _wake(
-    waiters: Iterable[tuple[asyncio.AbstractEventLoop, asyncio.Future[Action]]], action: Action
-) -> None:
-    """Complete async waiters from any thread; a closed loop has no one left to wake."""
-    for loop, future in waiters:
-        with contextlib.suppress(RuntimeError):
-            loop.call_soon_threadsafe(_complete, future, action)
-
-
-def _complete(future: asyncio.Future[Action], action: Action) -> None:
-    if not future.done():
-        future.set_result(action)
 
 
 @final
@@ -284,6 +79,11 @@ class ApprovalQueue:
     Each ``submit`` becomes an ``Action`` with the next sequential id (1, 2, 3, ...). Actions that are
     ``auto_approvable`` and whose tool maps to ``True`` in ``auto_approve`` are approved by the drain,
     in id order, never overtaking a manual item. Callbacks take one argument, the ``Action``.
+
+    The state lives in a store: by default a ``MemoryStore`` of the queue's own. With a durable store
+    (``SqliteStore``, ``PostgresStore``) every queue on the same ``session``, in any process, is one
+    queue: ids stay sequential, one process drains at a time (held by a database lock), each action is
+    resolved once, callbacks fire in the process that resolves, and ``wait`` wakes wherever it runs.
 
     Thread safety: every method may be called from any thread, including from inside the queue's own
     callbacks; a private lock guards the state and is never held while a callback (or the clock) runs.
@@ -295,22 +95,25 @@ class ApprovalQueue:
         on_approve: called with the action (status ``"applying"``) when it is approved.
         on_reject: called with the action (status ``"applying"``) when it is rejected.
         clock: returns the current aware ``datetime`` (default: now, UTC).
+        require_json: refuse, at ``submit``, arguments or a ``tool_call_id`` that a snapshot could not
+            carry (``ValueError`` naming the call), instead of finding out at ``snapshot()``. Always on
+            with a durable store.
+        store: where the state lives (default: a new ``MemoryStore``).
+        session: which of the store's sessions this queue is (default ``"default"``): 1 to 200 printable
+            characters.
     """
 
     __slots__ = (
-        "_actions",
-        "_applying",
-        "_async_waiters",
         "_auto_approve",
         "_changed",
         "_clock",
-        "_completed",
-        "_drain_owner",
-        "_last_id",
-        "_requested",
-        "_submitting",
-        "_unresolved",
-        "_unresolved_by_call",
+        "_durable",
+        "_idle_head",
+        "_local",
+        "_require_json",
+        "_session",
+        "_state",
+        "_store",
         "on_approve",
         "on_reject",
         "on_submit",
@@ -324,42 +127,36 @@ class ApprovalQueue:
         on_approve: Callback | None = None,
         on_reject: Callback | None = None,
         clock: Clock | None = None,
+        require_json: bool = False,
+        store: ApprovalStore | None = None,
+        session: str = DEFAULT_SESSION,
     ) -> None:
+        if not isinstance(require_json, bool):
+            raise TypeError(f"require_json: expected True or False; got {preview(require_json)}")
         if auto_approve is None:
             auto_approve = {}
         if not isinstance(auto_approve, Mapping):
-            raise TypeError(f"auto_approve: expected a mapping of tool name to True; got {auto_approve!r}")
+            raise TypeError(
+                f"auto_approve: expected a mapping of tool name to True; got {preview(auto_approve)}"
+            )
         for name in auto_approve:
             if not isinstance(name, str):
-                raise TypeError(f"auto_approve: expected tool names (str) as keys; got {name!r}")
+                raise TypeError(f"auto_approve: expected tool names (str) as keys; got {preview(name)}")
+        store = store_or_memory(store)
+        self._session: Final = check_session(session)
+        self._store: Final = store
+        self._durable: Final = store.durable
+        self._local: Final = store.local(self._session)
+        self._state: Final = self._local.state
+        # The session's lock, shared with every queue of this process on the same store and session.
+        self._changed: Final = self._local.changed
         self._auto_approve: Final[Mapping[str, object]] = MappingProxyType(dict(auto_approve))
         self.on_submit = on_submit
         self.on_approve = on_approve
         self.on_reject = on_reject
         self._clock: Final[Clock] = utc_now if clock is None else clock
-
-        self._changed: Final = threading.Condition(threading.Lock())
-        # Every action ever submitted or restored, by id; resolved ones stay here for queue[id].
-        self._actions: Final[dict[int, Action]] = {}
-        # Ids of the pending and applying actions in id order (ids only ever grow, and a rollback does
-        # not move an id), so the head, the pending list and any_pending never look at history.
-        self._unresolved: Final[OrderedDict[int, None]] = OrderedDict()
-        # The same ids by the call they stand for, so a host re-running a call finds its action without
-        # scanning every pending one.
-        self._unresolved_by_call: Final[dict[tuple[type, Hashable], list[int]]] = {}
-        self._applying: Final[set[int]] = set()
-        # id -> thread ident, while that thread runs on_submit for it: the drain must not approve an
-        # action before its on_submit returns, nor overtake it.
-        self._submitting: Final[dict[int, int]] = {}
-        self._async_waiters: Final[
-            dict[int, list[tuple[asyncio.AbstractEventLoop, asyncio.Future[Action]]]]
-        ] = {}
-        self._last_id = 0
-        # Drain bookkeeping: requests are numbered; a drain owner marks all requests recorded so far as
-        # completed at an instant (under the lock) when the head is not eligible, so none is lost.
-        self._drain_owner: int | None = None
-        self._requested = 0
-        self._completed = 0
+        self._require_json: Final = require_json or store.durable
+        self._idle_head = False
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -368,12 +165,32 @@ class ApprovalQueue:
         """The tools the drain may approve (read-only)."""
         return self._auto_approve
 
+    @property
+    def require_json(self) -> bool:
+        """Whether ``submit`` refuses what a snapshot could not carry."""
+        return self._require_json
+
+    @property
+    def store(self) -> ApprovalStore:
+        """Where the queue's state lives."""
+        return self._store
+
+    @property
+    def session(self) -> str:
+        """The store's session this queue is."""
+        return self._session
+
+    @property
+    def _async_waiters(self) -> dict[int, list[AsyncWaiter]]:
+        """The event loops' futures by action id (for tests that look at who waits)."""
+        return self._local.waiters.by_id
+
     def get(self, action_id: object) -> Action | None:
-        """The action with this id (in any status), or ``None``; never raises."""
-        if not _is_id(action_id):
+        """The action with this id (in any status), or ``None``; never raises for a bad id."""
+        if not is_id(action_id):
             return None
         with self._changed:
-            return self._actions.get(action_id)
+            return self._state.get(action_id)
 
     def __getitem__(self, action_id: object) -> Action | None:
         """``queue[id]``: same as ``get``."""
@@ -383,7 +200,7 @@ class ApprovalQueue:
     def pending_actions(self) -> list[Action]:
         """The pending actions in id order (a fresh list; applying ones are not pending)."""
         with self._changed:
-            return self._pending()
+            return self._state.pending()
 
     def is_pending(self, action_id: object) -> bool:
         """Whether this id names a pending action."""
@@ -393,7 +210,7 @@ class ApprovalQueue:
     def any_pending(self) -> bool:
         """Whether any action is pending."""
         with self._changed:
-            return len(self._unresolved) > len(self._applying)
+            return self._state.counts()[0] > 0
 
     def pending_for_call(self, tool_call_id: object) -> list[Action]:
         """The pending actions submitted for this ``tool_call_id``, in id order (a fresh list).
@@ -403,26 +220,13 @@ class ApprovalQueue:
         """
         if tool_call_id is None:
             return []
-        key = _call_key(tool_call_id)
         with self._changed:
-            if key is None:  # an unhashable id: compare it with each unresolved action's own
-                ids = [
-                    action_id
-                    for action_id in self._unresolved
-                    if _same_call_id(self._actions[action_id].tool_call_id, tool_call_id)
-                ]
-            else:
-                indexed = self._unresolved_by_call.get(key)
-                if not indexed:
-                    return []
-                ids = indexed
-            return [self._actions[action_id] for action_id in ids if action_id not in self._applying]
+            return self._state.pending_for_call(tool_call_id)
 
     def __repr__(self) -> str:
         with self._changed:
-            pending = len(self._unresolved) - len(self._applying)
-            next_id = self._last_id + 1
-        return f"<ApprovalQueue pending={pending} next_id={next_id}>"
+            pending, last_id = self._state.counts()
+        return f"<ApprovalQueue pending={pending} next_id={last_id + 1}>"
 
     # -- submitting ------------------------------------------------------------------------------------
 
@@ -439,45 +243,67 @@ class ApprovalQueue:
 
         Fires ``on_submit`` while the action is pending, then drains. When this returns, no eligible
         action is left waiting at the head of the queue, whatever other threads were doing (unless it
-        is called from inside one of this queue's callbacks: then the outer call's drain covers it).
+        is called from inside one of this queue's callbacks: then the outer call's drain covers it; or
+        the head's ``on_submit`` runs in another process: then that process drains once it returns).
         If ``on_submit`` raises, the action stays pending, the exception propagates and this submit
         does not drain.
 
         Raises:
             TypeError: ``tool_name`` is not a string, ``auto_approvable`` not a bool, ``message`` not a
                 string or None.
-            ValueError: ``tool_name`` is empty.
+            ValueError: ``tool_name`` is empty; or, with ``require_json``, ``args`` is not a JSON value or
+                ``tool_call_id`` not a string, an integer or None (the message names the call).
         """
         name = require_tool_name(tool_name)
         if not isinstance(auto_approvable, bool):
-            raise TypeError(f"auto_approvable: expected True or False; got {auto_approvable!r}")
+            raise TypeError(f"auto_approvable: expected True or False; got {preview(auto_approvable)}")
         if message is not None and not isinstance(message, str):
-            raise TypeError(f"message: expected a string or None; got {message!r}")
+            raise TypeError(f"message: expected a string or None; got {preview(message)}")
+        text = message if message is None else str.__str__(message)
+        try:
+            if self._require_json:
+                json_call_id(tool_call_id, "tool_call_id")
+            # What a person approves is what was submitted, whatever the host does to its object later.
+            frozen = freeze_args(args, strict=self._require_json)
+        except NotJSONError as error:
+            raise ValueError(
+                f"cannot queue {preview(name)} (tool_call_id {preview(tool_call_id)}): {error}; "
+                + (
+                    "its store keeps JSON"
+                    if self._durable
+                    else "this queue requires JSON (require_json=True)"
+                )
+            ) from None
         submitted_at = self._now()
-        on_submit = self.on_submit
-        with self._changed:
-            self._last_id += 1
-            action = Action(
-                id=self._last_id,
+
+        def build(action_id: int) -> Action:
+            return Action(
+                id=action_id,
                 tool_call_id=tool_call_id,
                 tool_name=name,
-                args={} if args is None else args,
+                args=frozen,
                 auto_approvable=auto_approvable,
                 status="pending",
                 submitted_at=submitted_at,
-                message=message if message is None else str.__str__(message),
+                message=text,
             )
-            self._actions[action.id] = action
-            self._track(action)
+
+        on_submit = self.on_submit
+        submitting = self._local.drain.submitting
+        with self._changed:
+            action = self._state.insert(build, submitting=on_submit is not None)
             if on_submit is not None:
-                self._submitting[action.id] = threading.get_ident()
+                submitting[action.id] = threading.get_ident()
         if on_submit is not None:
             try:
                 on_submit(action)
             finally:
                 with self._changed:
-                    del self._submitting[action.id]
-                    self._changed.notify_all()
+                    try:
+                        del submitting[action.id]
+                        self._state.end_submit(action.id)
+                    finally:
+                        self._changed.notify_all()
         self._drain()
         return action.id
 
@@ -492,6 +318,8 @@ class ApprovalQueue:
 
         Raises:
             ValueError: ``scope`` is not ``"once"``, ``"session"`` or ``"project"`` (nothing approved).
+            ClaimLostError: (durable stores) the callback outlived the store's lease and another process
+                took the action up meanwhile; this approval was not recorded.
         """
         checked = _check_scope(scope)
         return self._resolve_all(_sorted_ids(action_ids), approve=True, scope=checked, feedback=None)
@@ -527,14 +355,32 @@ class ApprovalQueue:
             TypeError: ``older_than`` is not a ``timedelta``.
             ValueError: ``older_than`` is negative.
         """
-        if not isinstance(older_than, timedelta):
-            raise TypeError(f"older_than: expected a timedelta; got {older_than!r}")
-        if older_than < timedelta(0):
-            raise ValueError(f"older_than: expected a non-negative timedelta; got {older_than!r}")
+        age = _check_age(older_than, none_ok=False)
+        assert age is not None
         now = self._now()
         with self._changed:
-            expired = [action.id for action in self._pending() if now - action.submitted_at > older_than]
+            pending = self._state.pending()
+        expired = [action.id for action in pending if now - action.submitted_at > age]
         return self._resolve_all(expired, approve=False, scope=None, feedback=_EXPIRED_FEEDBACK)
+
+    def forget_resolved(self, older_than: timedelta | None = None) -> int:
+        """Drop approved and rejected actions from the queue's history; return how many were dropped.
+
+        ``older_than`` keeps those resolved within that long: age is ``now - resolved at`` by the queue's
+        clock, where an action is resolved at the moment ``approve``, ``reject`` or the drain took it up;
+        one exactly ``older_than`` old is kept, and with a clock that goes back none is dropped early.
+        ``None`` drops every resolved action. Pending and applying actions are never dropped, nor one a
+        ``wait`` of this process has not yet returned. A dropped id reads as unknown (``queue[id]`` is
+        ``None``) and is never given again; snapshots, which hold pending actions only, are unchanged.
+
+        Raises:
+            TypeError: ``older_than`` is not a ``timedelta`` or None.
+            ValueError: ``older_than`` is negative.
+        """
+        age = _check_age(older_than, none_ok=True)
+        cutoff = None if age is None else self._now() - age
+        with self._changed:
+            return self._state.forget_resolved(cutoff, self._local.waiters.waited)
 
     def drain(self) -> ApprovalQueue:
         """Approve from the head while the head is eligible; stop at the first manual item.
@@ -549,23 +395,37 @@ class ApprovalQueue:
     def wait(self, action_id: object, timeout: float | None = None) -> Action | None:
         """Block until the action is approved or rejected; return it (at once if it already is).
 
-        Returns ``None`` for an unknown id.
+        Returns ``None`` for an unknown id (or one another process's ``forget_resolved`` dropped
+        meanwhile). With a durable store a resolution in another process wakes it too (see the store).
 
         Raises:
             TimeoutError: ``timeout`` seconds passed with the action still pending (or applying).
         """
         _check_timeout(timeout)
-        if not _is_id(action_id):
+        if not is_id(action_id):
             return None
         # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
         limit = None if timeout is None or timeout > threading.TIMEOUT_MAX else timeout
-        with self._changed:
-            if action_id not in self._actions:
-                return None
-            actions, key = self._actions, action_id
-            if not self._changed.wait_for(lambda: actions[key].status in _RESOLVED, limit):
-                raise TimeoutError(f"action {key} is still {actions[key].status} after {timeout} s")
-            return actions[key]
+        key, state, waiters = action_id, self._state, self._local.waiters
+        with self._watching(), self._changed:
+            seen = state.get(key)
+            if seen is None or seen.status in RESOLVED:
+                return seen
+            waiters.enter(key)
+            try:
+
+                def decided() -> bool:
+                    nonlocal seen
+                    seen = state.get(key)
+                    return seen is None or seen.status in RESOLVED
+
+                if not self._changed.wait_for(decided, limit):
+                    now = state.get(key)
+                    status = "pending" if now is None else now.status
+                    raise TimeoutError(f"action {key} is still {status} after {timeout} s")
+                return seen
+            finally:
+                waiters.leave(key)
 
     async def wait_async(self, action_id: object, timeout: float | None = None) -> Action | None:
         """``wait`` for asyncio: never blocks the event loop; woken by a resolution on any thread.
@@ -576,31 +436,26 @@ class ApprovalQueue:
             TimeoutError: ``timeout`` seconds passed with the action still pending (or applying).
         """
         _check_timeout(timeout)
-        if not _is_id(action_id):
+        if not is_id(action_id):
             return None
         key = action_id
         loop = asyncio.get_running_loop()
-        with self._changed:
-            action = self._actions.get(key)
-            if action is None or action.status in _RESOLVED:
-                return action
-            future: asyncio.Future[Action] = loop.create_future()
-            waiter = (loop, future)
-            self._async_waiters.setdefault(key, []).append(waiter)
-        try:
-            if timeout is None:
-                return await future
-            try:
-                return await asyncio.wait_for(future, timeout)
-            except TimeoutError:
-                raise TimeoutError(f"action {key} is still pending after {timeout} s") from None
-        finally:
+        with self._watching():
             with self._changed:
-                waiters = self._async_waiters.get(key)
-                if waiters is not None and waiter in waiters:
-                    waiters.remove(waiter)
-                    if not waiters:
-                        del self._async_waiters[key]
+                action = self._state.get(key)
+                if action is None or action.status in RESOLVED:
+                    return action
+                waiter = self._local.waiters.add_async(key, loop)
+            try:
+                if timeout is None:
+                    return await waiter[1]
+                try:
+                    return await asyncio.wait_for(waiter[1], timeout)
+                except TimeoutError:
+                    raise TimeoutError(f"action {key} is still pending after {timeout} s") from None
+            finally:
+                with self._changed:
+                    self._local.waiters.remove_async(key, waiter)
 
     # -- snapshots -------------------------------------------------------------------------------------
 
@@ -611,17 +466,13 @@ class ApprovalQueue:
         "tool_call_id", "tool_name", "args", "auto_approvable", "message", "submitted_at"}]}``.
 
         Raises:
-            ValueError: an action's ``args`` is not a mapping of JSON values, or its ``tool_call_id``
-                not a string, an integer or None: it could not be restored.
+            ValueError: an action's ``args`` is not a JSON value, or its ``tool_call_id`` not a string,
+                an integer or None: it could not be restored.
         """
         with self._changed:
-            last_id = self._last_id
-            pending = self._pending()
-        try:
-            entries = [_snapshot_entry(action) for action in pending]
-        except _NotJSON as error:
-            raise ValueError(f"{error} (args must be JSON-safe to be snapshotted)") from None
-        return {"version": SNAPSHOT_VERSION, "next_id": last_id, "pending_actions": entries}
+            pending = self._state.pending()
+            last_id = self._state.counts()[1]  # read second: no pending id exceeds it
+        return snapshot_data(last_id, pending)
 
     def restore_pending(self, snapshot: object) -> int:
         """Put a snapshot's actions back as pending, with their ids; return how many.
@@ -631,20 +482,19 @@ class ApprovalQueue:
 
         Raises:
             InvalidSnapshotError: the snapshot is invalid (the path to the bad field is in the message).
-            ValueError: this queue already holds an action.
+            ValueError: this queue (its session of the store) already holds an action.
         """
-        next_id, actions = _read_snapshot(snapshot, self._now())
+        next_id, actions = read_snapshot(snapshot, self._now())
         with self._changed:
-            if self._last_id or self._actions:
-                raise ValueError(
-                    f"restore_pending: the queue already holds actions (last id {self._last_id}); "
-                    "restore into a new queue"
-                )
-            for action in actions:
-                self._actions[action.id] = action
-                self._track(action)
-            self._last_id = max([next_id, *(action.id for action in actions)])
-            self._changed.notify_all()
+            try:
+                last_id = self._state.restore(next_id, actions)
+            finally:
+                self._changed.notify_all()
+        if last_id is not None:
+            raise ValueError(
+                f"restore_pending: the queue already holds actions (last id {last_id}); "
+                "restore into a new queue"
+            )
         return len(actions)
 
     # -- internals (the lock is held where a name says "locked") ----------------------------------------
@@ -652,87 +502,63 @@ class ApprovalQueue:
     def _now(self) -> datetime:
         return _aware(self._clock(), "clock()")
 
-    def _track(self, action: Action) -> None:
-        """Locked: record a new unresolved action."""
-        self._unresolved[action.id] = None
-        key = _call_key(action.tool_call_id)
-        if key is not None:
-            self._unresolved_by_call.setdefault(key, []).append(action.id)
-
-    def _untrack(self, action: Action) -> None:
-        """Locked: forget a resolved action's place among the unresolved ones."""
-        del self._unresolved[action.id]
-        key = _call_key(action.tool_call_id)
-        if key is not None:
-            ids = self._unresolved_by_call[key]
-            ids.remove(action.id)
-            if not ids:
-                del self._unresolved_by_call[key]
-
-    def _pending(self) -> list[Action]:
-        """Locked: pending actions in id order."""
-        actions, applying = self._actions, self._applying
-        return [actions[action_id] for action_id in self._unresolved if action_id not in applying]
+    def _watching(self) -> contextlib.AbstractContextManager[None]:
+        """While waiting: a durable store watches for changes made by other processes."""
+        if not self._durable:
+            return contextlib.nullcontext()
+        return _Watching(self._store)
 
     def _pending_ids(self) -> list[int]:
         with self._changed:
-            return [action_id for action_id in self._unresolved if action_id not in self._applying]
+            return [action.id for action in self._state.pending()]
 
-    def _head(self) -> Action | None:
-        """Locked: the pending action with the lowest id (applying ones are skipped, as in the gem)."""
-        for action_id in self._unresolved:
-            if action_id not in self._applying:
-                return self._actions[action_id]
-        return None
-
-    def _eligible(self, action: Action) -> bool:
+    def _eligible(self, action: Head) -> bool:
         return action.auto_approvable and self._auto_approve.get(action.tool_name) is True
 
     def _blocker(self) -> int | None:
-        """Locked: the thread running on_submit for an eligible head (the drain must wait for it)."""
-        head = self._head()
-        if head is None or not self._eligible(head):
+        """Locked: the thread of this process running on_submit for an eligible head (the drain waits).
+
+        Also notes whether that head needs no drain at all (``_idle_head``), for ``_drain`` to use while
+        it still holds the lock.
+        """
+        head = self._state.head()
+        self._idle_head = (
+            head is None
+            or not self._eligible(head)
+            or (self._durable and self._state.submitting_elsewhere(head.id))
+        )
+        if self._idle_head:
             return None
-        return self._submitting.get(head.id)
+        assert head is not None
+        return self._local.drain.submitting.get(head.id)
 
-    def _claim(
-        self, action: Action, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
-    ) -> Action:
-        """Locked: mark a pending action applying."""
-        applying = _evolve(action, "applying", scope if approve else None, None if approve else feedback)
-        self._actions[action.id] = applying
-        self._applying.add(action.id)
-        return applying
-
-    def _apply(self, applying: Action, callback: Callback | None, approve: bool) -> Action:
+    def _apply(self, claim: Claim, callback: Callback | None) -> Action:
         """Run the callback outside the lock, then finish the resolution or roll it back."""
-        action_id = applying.id
+        applying = claim.action
         try:
+            resolved_at = self._now()
             if callback is not None:
                 callback(applying)
         except BaseException:
             with self._changed:
                 try:
-                    self._actions[action_id] = _evolve(applying, "pending", None, None)
-                    self._applying.discard(action_id)
+                    self._state.release(claim)
                 finally:
                     self._changed.notify_all()
             raise
         with self._changed:
             try:
-                resolved = _evolve(
-                    applying,
-                    "approved" if approve else "rejected",
-                    applying.resolution_scope,
-                    applying.feedback,
-                )
-                self._actions[action_id] = resolved
-                self._applying.discard(action_id)
-                self._untrack(resolved)
-                waiters = self._async_waiters.pop(action_id, ())
+                resolved = self._state.finish(claim, resolved_at)
+                waiters = [] if resolved is None else self._local.waiters.take_async(applying.id)
             finally:
                 self._changed.notify_all()
-        _wake(waiters, resolved)
+        if resolved is None:
+            raise ClaimLostError(
+                f"action {applying.id}: the {'approval' if claim.approve else 'rejection'} outlived the "
+                "store's lease and another process took the action up meanwhile; it was not recorded",
+                action_id=applying.id,
+            )
+        wake(waiters, resolved)
         return resolved
 
     def _resolve_all(
@@ -746,117 +572,98 @@ class ApprovalQueue:
         resolved: list[Action] = []
         for action_id in action_ids:
             with self._changed:
-                action = self._actions.get(action_id)
-                if action is None or action.status != "pending":
+                claim = self._state.claim(action_id, approve=approve, scope=scope, feedback=feedback)
+                if claim is None:
                     continue
-                applying = self._claim(action, approve=approve, scope=scope, feedback=feedback)
                 callback = self.on_approve if approve else self.on_reject
-            resolved.append(self._apply(applying, callback, approve))
+            resolved.append(self._apply(claim, callback))
         return resolved
 
     def _drain(self) -> None:
         """Drain, or make sure the thread draining now covers this request before returning.
 
-        One thread owns the drain at a time, so auto-approvals happen one by one in id order. Another
-        thread records a request and waits until the owner has finished a pass that began after it
-        (the gem returns at once instead, and can lose that wakeup). A call from inside a callback of
-        this thread's own drain only records the request: the loop below passes over it before
-        returning, so waiting would deadlock for nothing.
+        One thread of this process owns the drain at a time (see ``DrainTickets``), and while its pass
+        approves it holds the store's drain lock, so one process at a time drains a session and
+        auto-approvals happen one by one in id order.
         """
         me = threading.get_ident()
+        drain = self._local.drain
         with self._changed:
-            self._requested += 1
-            ticket = self._requested
-            if self._drain_owner == me or not self._take_drain(ticket, me):
+            ticket = drain.request(me)
+            if ticket is None or not drain.take(ticket, me, self._blocker):
+                return
+            if self._idle_head:  # take() just read the head, under this hold of the lock: nothing to do
+                drain.complete()
                 return
         while self._drain_pass(me):
             with self._changed:
-                if not self._take_drain(ticket, me):
+                if not drain.take(ticket, me, self._blocker):
                     return
-
-    def _take_drain(self, ticket: int, me: int) -> bool:
-        """Locked: wait until this thread owns the drain (True) or need not drain at all (False)."""
-        while True:
-            if self._completed >= ticket:
-                return False
-            if self._drain_owner is None:
-                blocker = self._blocker()
-                if blocker is None:
-                    self._drain_owner = me
-                    return True
-                if blocker == me:
-                    # Inside our own on_submit for the head: that submit drains once it returns.
-                    return False
-            self._changed.wait()
+                if self._idle_head:
+                    drain.complete()
+                    return
 
     def _drain_pass(self, me: int) -> bool:
         """As the drain's owner, approve eligible heads; False when done, True when handed over."""
         try:
-            while True:
-                with self._changed:
-                    head = self._head()
-                    if head is None or not self._eligible(head):
-                        # The head is not eligible at this instant, so every request recorded so far is
-                        # satisfied; a request recorded later waits for the next owner.
-                        self._completed = self._requested
-                        self._drain_owner = None
-                        self._changed.notify_all()
-                        return False
-                    if head.id in self._submitting:
-                        # Its on_submit is still running: hand over, and wait for it with the others.
-                        self._drain_owner = None
-                        self._changed.notify_all()
-                        return True
-                    applying = self._claim(head, approve=True, scope="once", feedback=None)
-                    callback = self.on_approve
-                self._apply(applying, callback, approve=True)
+            outcome = self._approve_heads(locked=not self._durable)
+            if outcome is None:
+                # Claim only under the store's drain lock, taken without the session's lock: it may wait
+                # for another process's pass to end.
+                with self._state.drain_lock():
+                    outcome = self._approve_heads(locked=True)
+            return bool(outcome)
         except BaseException:
             with self._changed:
-                if self._drain_owner == me:
-                    self._drain_owner = None
-                self._changed.notify_all()
+                self._local.drain.abandon(me)
             raise
 
-
-def _evolve(
-    action: Action, status: ActionStatus, scope: ResolutionScope | None, feedback: str | None
-) -> Action:
-    """``dataclasses.replace`` for the fields a resolution changes, without its per-call overhead."""
-    return Action(
-        action.id,
-        action.tool_call_id,
-        action.tool_name,
-        action.args,
-        action.auto_approvable,
-        status,
-        action.submitted_at,
-        action.message,
-        scope,
-        feedback,
-    )
-
-
-def _call_key(tool_call_id: object) -> tuple[type, Hashable] | None:
-    """An index key for a call id, by type and value; ``None`` for no id or an unhashable one."""
-    kind = type(tool_call_id)
-    if kind is str or kind is int:  # what frameworks send: no need to ask whether it hashes
-        return (kind, tool_call_id)
-    if tool_call_id is None:
-        return None
-    try:
-        hash(tool_call_id)
-    except TypeError:
-        return None
-    return (type(tool_call_id), tool_call_id)
+    def _approve_heads(self, *, locked: bool) -> bool | None:
+        """Approve eligible heads: False when done, True when handed over, None to take the drain lock."""
+        drain, state = self._local.drain, self._state
+        while True:
+            with self._changed:
+                head = state.head()
+                if (
+                    head is None
+                    or not self._eligible(head)
+                    or (self._durable and state.submitting_elsewhere(head.id))
+                ):
+                    # The head is not eligible at this instant, so every request recorded so far is
+                    # satisfied; a request recorded later waits for the next owner. (An on_submit
+                    # running in another process: that process drains once it returns.)
+                    drain.complete()
+                    return False
+                if head.id in drain.submitting:
+                    # Its on_submit is still running: hand over, and wait for it with the others.
+                    drain.hand_over()
+                    return True
+                if not locked:
+                    return None
+                claim = state.claim(head.id, approve=True, scope="once", feedback=None)
+                callback = self.on_approve
+            if claim is not None:  # None: another process resolved the head meanwhile
+                self._apply(claim, callback)
 
 
-def _same_call_id(left: object, right: object) -> bool:
-    try:
-        return type(left) is type(right) and bool(left == right)
-    except Exception:  # a host's id type whose comparison raises is not the same id
-        return False
+@final
+class _Watching:
+    """``store.watch()`` for the span of a ``with``."""
+
+    __slots__ = ("_store",)
+
+    def __init__(self, store: ApprovalStore) -> None:
+        self._store = store
+
+    def __enter__(self) -> None:
+        self._store.watch()
+
+    def __exit__(self, *_: object) -> None:
+        self._store.unwatch()
 
 
-def _sorted_ids(values: Iterable[object]) -> list[int]:
+def _sorted_ids(values: tuple[object, ...]) -> list[int]:
     """Valid ids, each once, in ascending order; anything that cannot be an id is ignored."""
-    return sorted({int(value) for value in values if _is_id(value)})
+    if len(values) == 1:  # approve(id), the usual call
+        return [int(values[0])] if is_id(values[0]) else []
+    return sorted({int(value) for value in values if is_id(value)})

@@ -1,0 +1,662 @@
+"""What the database stores share: the schema, the statements, strict reading of rows, claims and leases.
+
+Every column that holds a host's or a model's value holds it as JSON text (``args``, ``tool_call_id``,
+``tool_name``, ``message``, ``feedback``, a grant's ``tool_name``): JSON escapes what a text column cannot
+hold (NUL, a lone surrogate), so any value a queue accepts is stored as it is. Times of leases and
+resolutions are seconds since the epoch (by the database's clock for PostgreSQL, this machine's for
+SQLite). A row is read strictly: anything this package would not have written raises
+``CorruptStoreError`` before any change is made on its account.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import re
+import threading
+import time
+import uuid
+from abc import abstractmethod
+from collections.abc import Callable, Collection, Iterable, Sequence
+from datetime import datetime, timedelta
+from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, final
+
+from ask_permissions._errors import CorruptStoreError, InvalidSnapshotError, preview
+from ask_permissions.typing import ResolutionScope
+
+from ._action import SCOPES, Action
+from ._args import MAX_JSON_DEPTH, read_json
+from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState
+
+__all__ = ["DEFAULT_LEASE", "SCHEMA_VERSION", "Execute", "SqlStore", "positive_seconds"]
+
+SCHEMA_VERSION: Final = "1"
+DEFAULT_LEASE: Final = timedelta(seconds=30)
+"""How long an applying action stays claimed by a process that stopped renewing it (it died)."""
+
+Execute: TypeAlias = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
+"""Runs one statement with named parameters; returns the rows it produced (none for most writes)."""
+
+_STATUSES: Final = ("pending", "applying", "approved", "rejected")
+_ACTION_COLUMNS: Final = (
+    "session",
+    "id",
+    "tool_call_id",
+    "tool_name",
+    "args",
+    "auto_approvable",
+    "message",
+    "submitted_at",
+    "status",
+    "resolution_scope",
+    "feedback",
+    "resolved_at",
+    "claim_token",
+    "lease_until",
+    "submit_owner",
+    "submit_until",
+)
+# What every read of an action returns, in this order, followed by the database's now.
+_READ: Final = (
+    "id, tool_call_id, tool_name, args, auto_approvable, message, submitted_at, status, "
+    "resolution_scope, feedback, lease_until, submit_owner, submit_until"
+)
+_PENDING_OR_LAPSED: Final = "(status = 'pending' OR (status = 'applying' AND lease_until < {now}))"
+
+SCHEMA: Final = (
+    "CREATE TABLE IF NOT EXISTS ask_permissions_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ask_permissions_sessions (session TEXT PRIMARY KEY, last_id BIGINT NOT NULL)",
+    "CREATE TABLE IF NOT EXISTS ask_permissions_actions ("
+    " session TEXT NOT NULL, id BIGINT NOT NULL, tool_call_id TEXT, tool_name TEXT NOT NULL,"
+    " args TEXT NOT NULL, auto_approvable BOOLEAN NOT NULL, message TEXT, submitted_at TEXT NOT NULL,"
+    " status TEXT NOT NULL, resolution_scope TEXT, feedback TEXT, resolved_at DOUBLE PRECISION,"
+    " claim_token TEXT, lease_until DOUBLE PRECISION, submit_owner TEXT, submit_until DOUBLE PRECISION,"
+    " PRIMARY KEY (session, id))",
+    "CREATE TABLE IF NOT EXISTS ask_permissions_grants ("
+    " session TEXT NOT NULL, tool_name TEXT NOT NULL, PRIMARY KEY (session, tool_name))",
+)
+"""The tables: one row per session (its last id), per action, and per granted tool of a session."""
+INDEXES: Final = (
+    # The unresolved actions in id order (the head, the pending list), resolved ones by resolution time
+    # (forget_resolved), and unresolved ones by call id (pending_for_call): no read walks the history.
+    "CREATE INDEX IF NOT EXISTS ask_permissions_unresolved ON ask_permissions_actions (session, id)"
+    " WHERE status IN ('pending', 'applying')",
+    "CREATE INDEX IF NOT EXISTS ask_permissions_resolved ON ask_permissions_actions (session, resolved_at)"
+    " WHERE status IN ('approved', 'rejected')",
+    "CREATE INDEX IF NOT EXISTS ask_permissions_unresolved_calls ON ask_permissions_actions"
+    " (session, tool_call_id) WHERE status IN ('pending', 'applying')",
+)
+
+_TEMPLATES: Final = {
+    "get": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions WHERE session = :session AND id = :id",
+    "pending": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
+    f" WHERE session = :session AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY id",
+    "for_call": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
+    " WHERE session = :session AND tool_call_id = :call AND status IN ('pending', 'applying')"
+    f" AND {_PENDING_OR_LAPSED} ORDER BY id",
+    "head": "SELECT id, tool_name, auto_approvable, submit_owner, submit_until, {now}"
+    " FROM ask_permissions_actions"
+    f" WHERE session = :session AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
+    " ORDER BY id LIMIT 1",
+    "counts": "SELECT (SELECT count(*) FROM ask_permissions_actions WHERE session = :session"
+    f" AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}),"
+    " (SELECT last_id FROM ask_permissions_sessions WHERE session = :session)",
+    "claim": "UPDATE ask_permissions_actions SET status = 'applying', claim_token = :token,"
+    " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback"
+    f" WHERE session = :session AND id = :id AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
+    f" RETURNING {_READ}, {{now}}",
+    "finish": "UPDATE ask_permissions_actions SET status = :status, claim_token = NULL, lease_until = NULL,"
+    " resolved_at = :resolved_at"
+    " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
+    f" RETURNING {_READ}, {{now}}{{notify}}",
+    "release": "UPDATE ask_permissions_actions SET status = 'pending', claim_token = NULL,"
+    " lease_until = NULL, resolution_scope = NULL, feedback = NULL"
+    " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
+    " RETURNING id{notify}",
+    "end_submit": "UPDATE ask_permissions_actions SET submit_owner = NULL, submit_until = NULL"
+    " WHERE session = :session AND id = :id AND submit_owner = :owner",
+    "renew_claim": "UPDATE ask_permissions_actions SET lease_until = {now} + :lease"
+    " WHERE session = :session AND id = :id AND claim_token = :token AND status = 'applying'",
+    "renew_submit": "UPDATE ask_permissions_actions SET submit_until = {now} + :lease"
+    " WHERE session = :session AND id = :id AND submit_owner = :owner",
+    "last_id": "SELECT last_id FROM ask_permissions_sessions WHERE session = :session",
+    "has_actions": "SELECT 1 FROM ask_permissions_actions WHERE session = :session LIMIT 1",
+    "set_last_id": "INSERT INTO ask_permissions_sessions (session, last_id) VALUES (:session, :last_id)"
+    " ON CONFLICT (session) DO UPDATE SET last_id = :last_id",
+    "restore": "INSERT INTO ask_permissions_actions"
+    " (session, id, tool_call_id, tool_name, args, auto_approvable, message, submitted_at, status)"
+    " VALUES (:session, :id, :tool_call_id, :tool_name, :args, :auto_approvable, :message, :submitted_at,"
+    " 'pending')",
+    "forget": "DELETE FROM ask_permissions_actions WHERE session = :session"
+    " AND status IN ('approved', 'rejected') AND resolved_at < :cutoff{keep}",
+    "grant": "INSERT INTO ask_permissions_grants (session, tool_name) VALUES (:session, :name)"
+    " ON CONFLICT (session, tool_name) DO NOTHING",
+    "revoke": "DELETE FROM ask_permissions_grants WHERE session = :session AND tool_name = :name",
+    "revoke_all": "DELETE FROM ask_permissions_grants WHERE session = :session",
+    "is_granted": "SELECT 1 FROM ask_permissions_grants WHERE session = :session AND tool_name = :name",
+    "granted": "SELECT tool_name FROM ask_permissions_grants WHERE session = :session",
+    "sessions": "SELECT session FROM ask_permissions_sessions ORDER BY session",
+    "all_pending": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
+    f" WHERE status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY session, id",
+    "columns_meta": "SELECT value FROM ask_permissions_meta WHERE name = 'schema_version'",
+    "set_meta": "INSERT INTO ask_permissions_meta (name, value) VALUES ('schema_version', :version)"
+    " ON CONFLICT (name) DO NOTHING",
+}
+_NAME: Final = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
+
+
+def render(template: str, *, now: str, notify: str, keep: str = "", named: bool) -> str:
+    """A statement for one database: ``{now}`` its clock, ``:name`` its parameter style."""
+    text = template.format(now=now, notify=notify, keep=keep)
+    return text if named else _NAME.sub(r"%(\1)s", text)
+
+
+def _where(store: str, session: str, action_id: object) -> str:
+    return f"{store}: ask_permissions_actions[session={preview(session)}, id={preview(action_id)}]"
+
+
+def corrupt(path: str, expected: str, value: object) -> CorruptStoreError:
+    """The error for a value this package would not have written."""
+    return CorruptStoreError(f"{path}: expected {expected}; got {preview(value)}", path=path, value=value)
+
+
+@final
+class _Row:
+    """Where a row came from, for the error that names it (the path is built only then)."""
+
+    __slots__ = ("action_id", "session", "store")
+
+    def __init__(self, store: str, session: str, action_id: object) -> None:
+        self.store, self.session, self.action_id = store, session, action_id
+
+    def bad(self, column: str, expected: str, value: object) -> CorruptStoreError:
+        return corrupt(f"{_where(self.store, self.session, self.action_id)}.{column}", expected, value)
+
+    def json(self, raw: object, column: str) -> object:
+        if isinstance(raw, str):
+            try:
+                return json.loads(raw)
+            except (ValueError, RecursionError):
+                pass
+        raise self.bad(column, "JSON text", raw)
+
+    def text(self, raw: object, column: str) -> str:
+        """A JSON-encoded text column's non-empty string."""
+        plain = _plain_string(raw)
+        if plain:
+            return plain
+        value = self.json(raw, column)
+        if not isinstance(value, str) or not value:
+            raise self.bad(column, "a non-empty JSON string", raw)
+        return value
+
+    def optional_text(self, raw: object, column: str) -> str | None:
+        """A JSON-encoded text column's string, or None."""
+        if raw is None:
+            return None
+        value = self.json(raw, column)
+        if not isinstance(value, str):
+            raise self.bad(column, "a JSON string", raw)
+        return value
+
+
+def _plain_string(raw: object) -> str | None:
+    """The string a JSON string literal without escapes holds (most names are), without parsing JSON."""
+    if isinstance(raw, str) and len(raw) >= 2 and raw[0] == raw[-1] == '"':
+        inner = raw[1:-1]
+        if "\\" not in inner and '"' not in inner:
+            return inner
+    return None
+
+
+def text_column(text: str | None) -> str | None:
+    """How a text column holds ``text`` (see the module's docstring)."""
+    return None if text is None else json.dumps(text)
+
+
+def decode_action(row: Sequence[Any], session: str, store: str) -> Action:
+    """The ``Action`` a row holds, as of the database's now (a claim whose lease lapsed reads pending).
+
+    Raises:
+        CorruptStoreError: anything ``insert``, ``claim``, ``finish`` or ``release`` would not have written.
+    """
+    (action_id, call_id, tool_name, args, auto, message, submitted, status, scope, feedback, lease) = row[:11]
+    now = row[13]
+    where = _Row(store, session, action_id)
+    if type(action_id) is not int or not 0 < action_id < 2**63:
+        raise where.bad("id", "a positive integer", action_id)
+    if call_id is not None:
+        call_id = where.json(call_id, "tool_call_id")
+        if isinstance(call_id, bool) or not isinstance(call_id, str | int):
+            raise where.bad("tool_call_id", "a JSON string or integer", call_id)
+    name = where.text(tool_name, "tool_name")
+    parsed = where.json(args, "args")
+    try:
+        frozen = read_json(parsed, "args")
+    except InvalidSnapshotError:  # JSON past what a snapshot holds
+        raise where.bad("args", f"JSON nested at most {MAX_JSON_DEPTH} deep", args) from None
+    if auto not in (0, 1) or isinstance(auto, float):  # SQLite keeps 0 and 1, PostgreSQL booleans
+        raise where.bad("auto_approvable", "true or false", auto)
+    text = where.optional_text(message, "message")
+    try:
+        submitted_at = datetime.fromisoformat(submitted)
+    except (TypeError, ValueError):
+        raise where.bad("submitted_at", "an ISO 8601 timestamp", submitted) from None
+    if submitted_at.tzinfo is None:
+        raise where.bad("submitted_at", "a timestamp with its UTC offset", submitted)
+    if status not in _STATUSES:
+        raise where.bad("status", "one of " + ", ".join(_STATUSES), status)
+    if scope is not None and scope not in SCOPES:
+        raise where.bad("resolution_scope", "one of once, session, project or null", scope)
+    said = where.optional_text(feedback, "feedback")
+    if status in ("pending", "rejected") and scope is not None:
+        raise where.bad("resolution_scope", f"null for a {status} action", scope)
+    if status == "pending" and said is not None:
+        raise where.bad("feedback", "null for a pending action", said)
+    if status == "approved" and (scope is None or said is not None):
+        raise where.bad("resolution_scope", "a scope, and no feedback, for an approval", scope)
+    if status == "applying":
+        if not isinstance(lease, int | float) or isinstance(lease, bool):
+            raise where.bad("lease_until", "the claim's lease (seconds)", lease)
+        if lease < now:  # the claiming process stopped renewing it: pending again
+            status, scope, said = "pending", None, None
+    return Action(
+        id=action_id,
+        tool_call_id=call_id,
+        tool_name=name,
+        args=frozen,
+        auto_approvable=bool(auto),
+        status=status,
+        submitted_at=submitted_at,
+        message=text,
+        resolution_scope=scope,
+        feedback=said,
+    )
+
+
+class _Head(NamedTuple):
+    id: int
+    tool_name: str
+    auto_approvable: bool
+
+
+def decode_head(row: Sequence[Any], session: str, store: str) -> Head:
+    """What the drain needs of the head's row, read as strictly as ``decode_action`` reads it."""
+    action_id, tool_name, auto = row[:3]
+    where = _Row(store, session, action_id)
+    if type(action_id) is not int or not 0 < action_id < 2**63:
+        raise where.bad("id", "a positive integer", action_id)
+    name = where.text(tool_name, "tool_name")
+    if auto not in (0, 1) or isinstance(auto, float):
+        raise where.bad("auto_approvable", "true or false", auto)
+    return _Head(action_id, name, bool(auto))
+
+
+def encode_action(action: Action) -> dict[str, Any]:
+    """The columns of a new pending row (the queue checked, at submit, that they can be written)."""
+    return {
+        "id": action.id,
+        "tool_call_id": None if action.tool_call_id is None else json.dumps(action.tool_call_id),
+        "tool_name": text_column(action.tool_name),
+        "args": json.dumps(action.args, separators=(",", ":"), allow_nan=False),
+        "auto_approvable": action.auto_approvable,
+        "message": text_column(action.message),
+        "submitted_at": action.submitted_at.isoformat(),
+    }
+
+
+class SqlStore(ApprovalStore):
+    """A store in a database: what SQLite and PostgreSQL share (see ``SqliteStore``, ``PostgresStore``).
+
+    Claims carry a random token and a lease that a thread of the claiming store renews while its
+    callback runs; a claim whose lease ran out (its process died, or stopped) reads as pending again, and
+    the late process's finish, whose token no longer matches, changes nothing (``ClaimLostError``).
+    """
+
+    durable: ClassVar[bool] = True
+    _named: ClassVar[bool]
+    _now_sql: ClassVar[str]
+    _notify_sql: ClassVar[str] = ""
+
+    def __init__(self, *, lease: timedelta, where: str) -> None:
+        super().__init__()
+        if not isinstance(lease, timedelta):
+            raise TypeError(f"lease: expected a timedelta; got {preview(lease)}")
+        if lease <= timedelta(0):
+            raise ValueError(f"lease: expected a positive timedelta; got {lease!r}")
+        self._lease: Final = lease.total_seconds()
+        self._where: Final = where
+        self._owner: Final = uuid.uuid4().hex  # tells this store's submissions from other processes'
+        self._statements: Final = {
+            name: render(template, now=self._now_sql, notify=self._notify_sql, named=self._named)
+            for name, template in _TEMPLATES.items()
+        }
+        self._held: Final[dict[tuple[str, int], str]] = {}  # (session, id) -> claim token to renew
+        self._submits: Final[set[tuple[str, int]]] = set()  # on_submit running here: marks to renew
+        self._held_lock: Final = threading.Lock()
+        self._renewer: threading.Thread | None = None
+        self._closed = threading.Event()
+
+    @property
+    def lease(self) -> timedelta:
+        """How long a claim outlives the last renewal by its process."""
+        return timedelta(seconds=self._lease)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self._where}>"
+
+    # -- what each database provides ---------------------------------------------------------------------
+
+    @abstractmethod
+    def _execute(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        """Run one statement on its own (autocommit); its rows."""
+
+    @abstractmethod
+    def _transaction(self) -> contextlib.AbstractContextManager[Execute]:
+        """A write transaction: committed when the block ends, rolled back if it raises."""
+
+    @abstractmethod
+    def _insert(self, session: str, row: dict[str, Any]) -> int:
+        """Insert a new pending action with the session's next id (atomically); that id."""
+
+    @abstractmethod
+    def _columns(self, execute: Execute) -> set[str]:
+        """The columns the database's ``ask_permissions_actions`` table has."""
+
+    @abstractmethod
+    def _delete(self, sql: str, params: dict[str, Any]) -> int:
+        """Run a ``DELETE`` on its own; how many rows it deleted."""
+
+    @abstractmethod
+    def _drain_lock(self, session: str) -> contextlib.AbstractContextManager[None]:
+        """The lock one process at a time holds to drain ``session``; released if the process dies."""
+
+    def _notify(self, execute: Execute, session: str) -> None:
+        """Within a transaction: tell other processes' watchers that ``session`` changed."""
+        return
+
+    def _statement(self, name: str) -> str:
+        return self._statements[name]
+
+    def _now(self) -> float:
+        """This machine's clock, for the databases whose statements take it as ``:now``."""
+        return time.time()
+
+    def _check_schema(self, execute: Execute) -> None:
+        """Create the tables if missing (inside the caller's transaction), and refuse foreign ones."""
+        for statement in SCHEMA:
+            execute(statement, {})
+        execute(self._statement("set_meta"), {"version": SCHEMA_VERSION})
+        [(version,)] = execute(self._statement("columns_meta"), {})
+        if version != SCHEMA_VERSION:
+            raise corrupt(
+                f"{self._where}: ask_permissions_meta.schema_version",
+                f"{SCHEMA_VERSION} (this version of ask_permissions reads schema {SCHEMA_VERSION})",
+                version,
+            )
+        columns = self._columns(execute)
+        if columns != set(_ACTION_COLUMNS):
+            raise corrupt(
+                f"{self._where}: ask_permissions_actions",
+                "the columns ask_permissions writes (" + ", ".join(_ACTION_COLUMNS) + ")",
+                sorted(columns),
+            )
+        for statement in INDEXES:
+            execute(statement, {})
+
+    # -- the store ---------------------------------------------------------------------------------------
+
+    def queue_state(self, session: str) -> QueueState:
+        return _SqlQueue(self, session)
+
+    def grant(self, session: str, names: Iterable[str]) -> None:
+        rows = [{"session": session, "name": text_column(name)} for name in names]
+        if len(rows) == 1:  # the usual grant: one statement is its own transaction
+            self._execute(self._statement("grant"), rows[0])
+            return
+        with self._transaction() as execute:
+            for row in rows:
+                execute(self._statement("grant"), row)
+
+    def revoke(self, session: str, name: str) -> None:
+        self._execute(self._statement("revoke"), {"session": session, "name": text_column(name)})
+
+    def replace_grants(self, session: str, names: Iterable[str]) -> None:
+        with self._transaction() as execute:
+            execute(self._statement("revoke_all"), {"session": session})
+            for name in set(names):
+                execute(self._statement("grant"), {"session": session, "name": text_column(name)})
+
+    def is_granted(self, session: str, name: str) -> bool:
+        params = {"session": session, "name": text_column(name)}
+        return bool(self._execute(self._statement("is_granted"), params))
+
+    def granted(self, session: str) -> list[str]:
+        names = []
+        for (raw,) in self._execute(self._statement("granted"), {"session": session}):
+            name = _plain_string(raw)
+            if name is None:
+                try:
+                    name = json.loads(raw) if isinstance(raw, str) else None
+                except (ValueError, RecursionError):
+                    name = None
+            if not isinstance(name, str) or not name:
+                path = f"{self._where}: ask_permissions_grants[session={preview(session)}].tool_name"
+                raise corrupt(path, "a non-empty JSON string", raw)
+            names.append(name)
+        return sorted(names)
+
+    def sessions(self) -> list[str]:
+        return [session for (session,) in self._execute(self._statement("sessions"), {})]
+
+    def all_pending(self) -> list[tuple[str, Action]]:
+        rows = self._execute(self._statement("all_pending"), {"now": self._now()})
+        return [(row[0], decode_action(row[1:], row[0], self._where)) for row in rows]
+
+    def close(self) -> None:
+        self._closed.set()
+        renewer = self._renewer
+        if renewer is not None and renewer is not threading.current_thread():
+            renewer.join(5)
+
+    # -- claims and their leases -------------------------------------------------------------------------
+
+    def _hold(self, session: str, action_id: int, token: str | None, *, submit: bool = False) -> None:
+        """Renew this claim (or on_submit mark) until ``_unhold``: a thread does it every lease/3."""
+        with self._held_lock:
+            if submit:
+                self._submits.add((session, action_id))
+            elif token is not None:
+                self._held[session, action_id] = token
+            if self._renewer is None and not self._closed.is_set():
+                self._renewer = threading.Thread(
+                    target=self._renew, name=f"ask_permissions lease renewer {self._where}", daemon=True
+                )
+                self._renewer.start()
+
+    def _unhold(self, session: str, action_id: int, *, submit: bool = False) -> None:
+        with self._held_lock:
+            if submit:
+                self._submits.discard((session, action_id))
+            else:
+                self._held.pop((session, action_id), None)
+
+    def _renew(self) -> None:
+        while not self._closed.wait(self._lease / 3):
+            with self._held_lock:
+                claims = list(self._held.items())
+                submits = list(self._submits)
+            with contextlib.suppress(Exception):  # the database went away: the next round tries again
+                for (session, action_id), token in claims:
+                    params = {"session": session, "id": action_id, "token": token, "lease": self._lease}
+                    self._execute(self._statement("renew_claim"), params | {"now": self._now()})
+                for session, action_id in submits:
+                    params = {"session": session, "id": action_id, "owner": self._owner, "lease": self._lease}
+                    self._execute(self._statement("renew_submit"), params | {"now": self._now()})
+
+    def _changed_elsewhere(self, session: str | None) -> None:
+        """Tell this process's waiters of ``session`` (None: every session) to look again."""
+        self._noticed_change()
+        locals_: list[LocalSession] = []
+        with self._locals_lock:
+            if session is None:
+                locals_ = list(self._locals.values())
+            elif session in self._locals:
+                locals_ = [self._locals[session]]
+        for local in locals_:
+            with contextlib.suppress(Exception):  # a waiter finds a broken store itself
+                local.changed_elsewhere()
+
+
+def positive_seconds(value: object, option: str) -> float:
+    """``value`` as seconds, if it is a positive number."""
+    if isinstance(value, bool) or not isinstance(value, int | float) or not value > 0:
+        raise ValueError(f"{option}: expected a positive number of seconds; got {preview(value)}")
+    return float(value)
+
+
+@final
+class _SqlQueue(QueueState):
+    """One session's queue in a database."""
+
+    __slots__ = ("_elsewhere", "_session", "_store")
+
+    def __init__(self, store: SqlStore, session: str) -> None:
+        self._store: Final = store
+        self._session: Final = session
+        self._elsewhere: int | None = None  # the head just read, if another process runs its on_submit
+
+    def _params(self, **more: Any) -> dict[str, Any]:
+        return {"session": self._session, "now": self._store._now(), **more}
+
+    def _read(self, rows: list[tuple[Any, ...]]) -> list[Action]:
+        return [decode_action(row, self._session, self._store._where) for row in rows]
+
+    def insert(self, build: Callable[[int], Action], *, submitting: bool) -> Action:
+        store = self._store
+        row = encode_action(build(0))
+        row["submit_owner"] = store._owner if submitting else None
+        row["submit_until"] = store._now() + store._lease if submitting else None
+        action_id = store._insert(self._session, row)
+        if submitting:
+            store._hold(self._session, action_id, None, submit=True)
+        return build(action_id)
+
+    def end_submit(self, action_id: int) -> None:
+        store = self._store
+        store._unhold(self._session, action_id, submit=True)
+        store._execute(store._statement("end_submit"), self._params(id=action_id, owner=store._owner))
+
+    def get(self, action_id: int) -> Action | None:
+        if not 0 < action_id < 2**63:
+            return None
+        store = self._store
+        return next(
+            iter(self._read(store._execute(store._statement("get"), self._params(id=action_id)))), None
+        )
+
+    def pending(self) -> list[Action]:
+        return self._read(self._store._execute(self._store._statement("pending"), self._params()))
+
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        if isinstance(tool_call_id, bool) or not isinstance(tool_call_id, str | int):
+            return []  # the only call ids a database holds are strings and integers
+        params = self._params(call=json.dumps(tool_call_id))
+        return self._read(self._store._execute(self._store._statement("for_call"), params))
+
+    def head(self) -> Head | None:
+        store = self._store
+        rows = store._execute(store._statement("head"), self._params())
+        self._elsewhere = None
+        if not rows:
+            return None
+        head = decode_head(rows[0], self._session, store._where)
+        owner, until, now = rows[0][3:6]
+        if owner is not None and owner != store._owner and isinstance(until, int | float) and until >= now:
+            self._elsewhere = head.id
+        return head
+
+    def submitting_elsewhere(self, action_id: int) -> bool:
+        return self._elsewhere == action_id
+
+    def counts(self) -> tuple[int, int]:
+        [(pending, last_id)] = self._store._execute(self._store._statement("counts"), self._params())
+        return int(pending), 0 if last_id is None else int(last_id)
+
+    def claim(
+        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
+    ) -> Claim | None:
+        store = self._store
+        if not 0 < action_id < 2**63:
+            return None
+        token = uuid.uuid4().hex
+        params = self._params(
+            id=action_id,
+            token=token,
+            lease=store._lease,
+            scope=scope if approve else None,
+            feedback=None if approve else text_column(feedback),
+        )
+        with store._transaction() as execute:
+            rows = execute(store._statement("claim"), params)
+            if rows:
+                applying = decode_action(rows[0], self._session, store._where)  # corrupt: rolled back
+        if not rows:
+            self.get(action_id)  # not pending: resolved or unknown, unless its row is corrupt (raises)
+            return None
+        store._hold(self._session, action_id, token)
+        return Claim(applying, approve, token)
+
+    def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
+        store = self._store
+        store._unhold(self._session, claim.action.id)
+        params = self._params(
+            id=claim.action.id,
+            token=claim.token,
+            status="approved" if claim.approve else "rejected",
+            resolved_at=resolved_at.timestamp(),
+        )
+        # One statement: the row was read whole when claimed, and the resolution is a fact by now.
+        rows = store._execute(store._statement("finish"), params)
+        if not rows:
+            return None
+        return decode_action(rows[0], self._session, store._where)
+
+    def release(self, claim: Claim) -> None:
+        store = self._store
+        store._unhold(self._session, claim.action.id)
+        store._execute(store._statement("release"), self._params(id=claim.action.id, token=claim.token))
+
+    def restore(self, next_id: int, actions: list[Action]) -> int | None:
+        store = self._store
+        rows = [encode_action(action) for action in actions]
+        with store._transaction() as execute:
+            found = execute(store._statement("last_id"), self._params())
+            last_id = int(found[0][0]) if found else 0
+            if last_id or execute(store._statement("has_actions"), self._params()):
+                return last_id
+            last = max([next_id, *(action.id for action in actions)])
+            execute(store._statement("set_last_id"), self._params(last_id=last))
+            for row in rows:
+                execute(store._statement("restore"), self._params(**row))
+            store._notify(execute, self._session)
+        return None
+
+    def forget_resolved(self, cutoff: datetime | None, keep: Collection[int]) -> int:
+        store = self._store
+        kept = sorted(keep)
+        params = self._params(cutoff=math.inf if cutoff is None else cutoff.timestamp())
+        params.update({f"keep{index}": action_id for index, action_id in enumerate(kept)})
+        names = ", ".join(f":keep{index}" for index in range(len(kept)))
+        sql = render(
+            _TEMPLATES["forget"],
+            now=store._now_sql,
+            notify="",
+            keep=f" AND id NOT IN ({names})" if kept else "",
+            named=store._named,
+        )
+        return store._delete(sql, params)
+
+    def drain_lock(self) -> contextlib.AbstractContextManager[None]:
+        return self._store._drain_lock(self._session)

@@ -1,0 +1,493 @@
+"""Stores: where approval queues and session grants keep their state, and the in-memory default."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from abc import ABC, abstractmethod
+from collections import OrderedDict, deque
+from collections.abc import Callable, Collection, Hashable, Iterable
+from datetime import datetime
+from typing import ClassVar, Final, NamedTuple, Protocol, final
+
+from ask_permissions._errors import preview
+from ask_permissions.typing import ResolutionScope
+
+from ._action import RESOLVED, Action, evolve
+from ._drain import DrainTickets
+from ._waiters import Waiters, wake
+
+__all__ = [
+    "DEFAULT_SESSION",
+    "ApprovalStore",
+    "Claim",
+    "Head",
+    "LocalSession",
+    "MemoryStore",
+    "QueueState",
+    "check_session",
+    "store_or_memory",
+]
+
+DEFAULT_SESSION: Final = "default"
+"""The session a queue or grants object uses when none is named."""
+_SESSION_LIMIT: Final = 200
+
+
+def store_or_memory(store: object) -> ApprovalStore:
+    """``store``, or a new ``MemoryStore`` for None.
+
+    Raises:
+        TypeError: ``store`` is not an ``ApprovalStore``.
+    """
+    if store is None:
+        return MemoryStore()
+    if not isinstance(store, ApprovalStore):
+        raise TypeError(f"store: expected an ApprovalStore; got {preview(store)}")
+    return store
+
+
+def check_session(session: object) -> str:
+    """A session name: a non-empty string of at most 200 printable characters.
+
+    Raises:
+        TypeError: not a string.
+        ValueError: empty, too long, or holding a control character.
+    """
+    if not isinstance(session, str):
+        raise TypeError(f"session: expected a string; got {preview(session)}")
+    name = str.__str__(session)
+    if not name or len(name) > _SESSION_LIMIT or not name.isprintable():
+        raise ValueError(
+            f"session: expected 1 to {_SESSION_LIMIT} printable characters; got {preview(session)}"
+        )
+    return name
+
+
+class Head(Protocol):
+    """What the drain needs of the head: an ``Action`` is one, and a database reads no more."""
+
+    @property
+    def id(self) -> int: ...
+
+    @property
+    def tool_name(self) -> str: ...
+
+    @property
+    def auto_approvable(self) -> bool: ...
+
+
+class Claim(NamedTuple):
+    """A pending action this process took up to resolve: the ``"applying"`` action, and its claim."""
+
+    action: Action
+    approve: bool
+    token: str | None = None
+    """What tells this claim from a later one on the same action (durable stores)."""
+
+
+@final
+class LocalSession:
+    """What this process holds of one session of a store: its state, its lock, its drain and its waiters.
+
+    Every queue object of this process on the same store and session shares it, so they lock, drain
+    and wake as one queue. ``changed`` is the session's lock and condition: notified on every change,
+    and by a durable store's watcher when another process changed the session.
+    """
+
+    __slots__ = ("changed", "drain", "state", "waiters")
+
+    def __init__(self, state: QueueState) -> None:
+        self.state: Final = state
+        self.changed: Final = threading.Condition(threading.Lock())
+        self.drain: Final = DrainTickets(self.changed)
+        self.waiters: Final = Waiters()
+
+    def changed_elsewhere(self) -> None:
+        """Another process may have changed the session: wake whoever waits, to look again."""
+        with self.changed:
+            try:
+                for action_id in self.waiters.async_ids:
+                    action = self.state.get(action_id)
+                    if action is None or action.status in RESOLVED:
+                        woken = self.waiters.take_async(action_id)
+                        if action is not None:
+                            wake(woken, action)
+            finally:
+                self.changed.notify_all()
+
+
+class QueueState(ABC):
+    """One session's queue as a store keeps it.
+
+    A queue calls every method with its ``LocalSession``'s lock held; none calls back into a queue.
+    """
+
+    __slots__ = ()
+
+    @abstractmethod
+    def insert(self, build: Callable[[int], Action], *, submitting: bool) -> Action:
+        """Store ``build(id)``, a pending action, with the session's next id; return it.
+
+        ``submitting``: its ``on_submit`` runs now, in this process (see ``end_submit``).
+        """
+
+    def end_submit(self, action_id: int) -> None:
+        """The ``on_submit`` of ``action_id`` has returned."""
+        return
+
+    @abstractmethod
+    def get(self, action_id: int) -> Action | None:
+        """The action with this id, or None."""
+
+    @abstractmethod
+    def pending(self) -> list[Action]:
+        """The pending actions, in id order (an applying one whose lease ran out is pending again)."""
+
+    @abstractmethod
+    def head(self) -> Head | None:
+        """The pending action with the lowest id (what the drain needs of it), or None."""
+
+    @abstractmethod
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        """The pending actions of this ``tool_call_id`` (not None), matched by type and value, by id."""
+
+    def submitting_elsewhere(self, action_id: int) -> bool:
+        """Whether another process runs the ``on_submit`` of ``action_id``, the head just read."""
+        return False
+
+    @abstractmethod
+    def counts(self) -> tuple[int, int]:
+        """``(how many actions are pending, the last id given)``."""
+
+    @abstractmethod
+    def claim(
+        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
+    ) -> Claim | None:
+        """Mark a pending action applying, for this process to resolve; None if it is not pending."""
+
+    @abstractmethod
+    def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
+        """Record the claimed action approved or rejected; None if the claim was lost meanwhile."""
+
+    @abstractmethod
+    def release(self, claim: Claim) -> None:
+        """Put the claimed action back to pending (its callback raised); nothing if the claim was lost."""
+
+    @abstractmethod
+    def restore(self, next_id: int, actions: list[Action]) -> int | None:
+        """Put ``actions`` (valid, in id order) back as pending into an empty session.
+
+        Returns None, or the session's last id if it is not empty (then nothing is restored).
+        """
+
+    @abstractmethod
+    def forget_resolved(self, cutoff: datetime | None, keep: Collection[int]) -> int:
+        """Drop the actions resolved before ``cutoff`` (all if None), except ``keep``; how many."""
+
+    def drain_lock(self) -> contextlib.AbstractContextManager[None]:
+        """Held while this process's drain claims and approves heads, so one process drains at a time.
+
+        Nothing to hold where no other process sees the session.
+        """
+        return contextlib.nullcontext()
+
+
+class ApprovalStore(ABC):
+    """Where approval queues and session grants keep their state, by session.
+
+    ``MemoryStore`` keeps it in this process (the default); ``SqliteStore`` and ``PostgresStore`` keep it
+    in a database, where queues of many processes on the same session share it. A queue calls every
+    method but ``close`` with its ``LocalSession``'s lock held; none calls back into a queue.
+    """
+
+    durable: ClassVar[bool] = False
+    """Whether the state outlives the process: then arguments must be JSON and text UTF-8."""
+
+    def __init__(self) -> None:
+        self._locals: Final[dict[str, LocalSession]] = {}
+        self._locals_lock: Final = threading.Lock()
+        self._changes: Final = threading.Condition(threading.Lock())
+        self._change_number = 0
+
+    def local(self, session: str) -> LocalSession:
+        """This process's ``LocalSession`` of ``session`` (one per store and session)."""
+        with self._locals_lock:
+            local = self._locals.get(session)
+            if local is None:
+                local = self._locals[session] = LocalSession(self.queue_state(session))
+            return local
+
+    def _local_sessions(self) -> list[LocalSession]:
+        with self._locals_lock:
+            return list(self._locals.values())
+
+    @abstractmethod
+    def queue_state(self, session: str) -> QueueState:
+        """A new handle on ``session``'s queue (a queue gets it through ``local``)."""
+
+    def watch(self) -> None:
+        """Someone in this process waits: from now on, tell its ``LocalSession`` when another process
+        changes the session. Returns once the watch has begun, so no change made after it is missed."""
+        return
+
+    def unwatch(self) -> None:
+        """A wait that ``watch`` announced is over."""
+        return
+
+    def change_number(self) -> int:
+        """How many changes by other processes this process has noticed (while watching)."""
+        with self._changes:
+            return self._change_number
+
+    def wait_for_change(self, seen: int, timeout: float) -> int:
+        """Block until a change after number ``seen`` is noticed, or ``timeout`` seconds; the number now."""
+        with self._changes:
+            self._changes.wait_for(lambda: self._change_number != seen, timeout)
+            return self._change_number
+
+    def _noticed_change(self) -> None:
+        with self._changes:
+            self._change_number += 1
+            self._changes.notify_all()
+
+    @abstractmethod
+    def sessions(self) -> list[str]:
+        """Every session that holds (or held) an action, sorted."""
+
+    def all_pending(self) -> list[tuple[str, Action]]:
+        """``(session, action)`` for every pending action of every session, by session and id."""
+        pending: list[tuple[str, Action]] = []
+        for session in self.sessions():
+            local = self.local(session)
+            with local.changed:
+                pending.extend((session, action) for action in local.state.pending())
+        return pending
+
+    # -- the grants --------------------------------------------------------------------------------------
+
+    @abstractmethod
+    def grant(self, session: str, names: Iterable[str]) -> None:
+        """Grant these tool names."""
+
+    @abstractmethod
+    def revoke(self, session: str, name: str) -> None:
+        """Withdraw one grant (nothing if it is not granted)."""
+
+    @abstractmethod
+    def replace_grants(self, session: str, names: Iterable[str]) -> None:
+        """Make ``names`` the session's whole grants, at once."""
+
+    @abstractmethod
+    def is_granted(self, session: str, name: str) -> bool:
+        """Whether ``name`` is granted."""
+
+    @abstractmethod
+    def granted(self, session: str) -> list[str]:
+        """The granted names, sorted."""
+
+    def close(self) -> None:
+        """Release what the store holds (connections, threads); a closed store must not be used again."""
+        return
+
+
+@final
+class _MemoryQueue(QueueState):
+    """A memory session: every action by id, and the bookkeeping that keeps reads off history."""
+
+    __slots__ = ("actions", "applying", "by_call", "last_id", "resolved_ids", "resolved_times", "unresolved")
+
+    def __init__(self) -> None:
+        # Every action submitted or restored and not forgotten, by id.
+        self.actions: dict[int, Action] = {}
+        # Ids of the pending and applying actions in id order (ids only ever grow, and a rollback does
+        # not move an id), so the head, the pending list and any_pending never look at history.
+        self.unresolved: OrderedDict[int, None] = OrderedDict()
+        # The same ids by the call they stand for, so a host re-running a call finds its action without
+        # scanning every pending one.
+        self.by_call: Final[dict[tuple[type, Hashable], list[int]]] = {}
+        self.applying: Final[set[int]] = set()
+        # The resolved actions in the order they resolved, and when by the queue's clock (two deques
+        # rather than one of pairs: a pair per action would cost more than the time itself).
+        self.resolved_ids: deque[int] = deque()
+        self.resolved_times: deque[datetime] = deque()
+        self.last_id = 0
+
+    def insert(self, build: Callable[[int], Action], *, submitting: bool) -> Action:
+        self.last_id += 1
+        action = build(self.last_id)
+        self.actions[action.id] = action
+        self._track(action)
+        return action
+
+    def _track(self, action: Action) -> None:
+        self.unresolved[action.id] = None
+        key = _call_key(action.tool_call_id)
+        if key is not None:
+            self.by_call.setdefault(key, []).append(action.id)
+
+    def _untrack(self, action: Action) -> None:
+        del self.unresolved[action.id]
+        key = _call_key(action.tool_call_id)
+        if key is not None:
+            ids = self.by_call[key]
+            ids.remove(action.id)
+            if not ids:
+                del self.by_call[key]
+
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        key = _call_key(tool_call_id)
+        if key is None:  # an unhashable id: compare it with each unresolved action's own
+            ids = [i for i in self.unresolved if _same_call_id(self.actions[i].tool_call_id, tool_call_id)]
+        else:
+            ids = self.by_call.get(key, [])
+        return [self.actions[action_id] for action_id in ids if action_id not in self.applying]
+
+    def get(self, action_id: int) -> Action | None:
+        return self.actions.get(action_id)
+
+    def pending(self) -> list[Action]:
+        actions, applying = self.actions, self.applying
+        return [actions[action_id] for action_id in self.unresolved if action_id not in applying]
+
+    def head(self) -> Action | None:
+        for action_id in self.unresolved:
+            if action_id not in self.applying:
+                return self.actions[action_id]
+        return None
+
+    def counts(self) -> tuple[int, int]:
+        return len(self.unresolved) - len(self.applying), self.last_id
+
+    def claim(
+        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
+    ) -> Claim | None:
+        action = self.actions.get(action_id)
+        if action is None or action.status != "pending":
+            return None
+        applying = evolve(action, "applying", scope if approve else None, None if approve else feedback)
+        self.actions[action_id] = applying
+        self.applying.add(action_id)
+        return Claim(applying, approve)
+
+    def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
+        applying = claim.action
+        resolved = evolve(
+            applying,
+            "approved" if claim.approve else "rejected",
+            applying.resolution_scope,
+            applying.feedback,
+        )
+        self.actions[applying.id] = resolved
+        self.applying.discard(applying.id)
+        self._untrack(applying)
+        self.resolved_ids.append(applying.id)
+        self.resolved_times.append(resolved_at)
+        return resolved
+
+    def release(self, claim: Claim) -> None:
+        self.actions[claim.action.id] = evolve(claim.action, "pending", None, None)
+        self.applying.discard(claim.action.id)
+
+    def restore(self, next_id: int, actions: list[Action]) -> int | None:
+        if self.last_id or self.actions:
+            return self.last_id
+        for action in actions:
+            self.actions[action.id] = action
+            self._track(action)
+        self.last_id = max([next_id, *(action.id for action in actions)])
+        return None
+
+    def forget_resolved(self, cutoff: datetime | None, keep: Collection[int]) -> int:
+        ids, times, actions = self.resolved_ids, self.resolved_times, self.actions
+        kept: list[tuple[int, datetime]] = []
+        dropped = 0
+        # Resolution order is clock order unless the clock went back: stop at the first one too young.
+        while ids and (cutoff is None or times[0] < cutoff):
+            action_id, resolved_at = ids.popleft(), times.popleft()
+            if action_id in keep:
+                kept.append((action_id, resolved_at))
+            else:
+                del actions[action_id]
+                dropped += 1
+        for action_id, resolved_at in reversed(kept):
+            ids.appendleft(action_id)
+            times.appendleft(resolved_at)
+        if dropped >= len(actions):
+            # A dict keeps the size it grew to, a deque a few spare blocks: copy them, so the memory goes
+            # back to what is left.
+            self.actions = dict(actions)
+            self.unresolved = OrderedDict(self.unresolved)
+            self.resolved_ids, self.resolved_times = deque(ids), deque(times)
+        return dropped
+
+
+@final
+class MemoryStore(ApprovalStore):
+    """State in this process's memory: the default, private to each queue or grants object made without
+    a store. Share one to share sessions between objects of one process; it is gone with the process.
+
+    Thread-safe: a queue's session is guarded by its ``LocalSession``'s lock, the grants by the store's.
+    """
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._queues: Final[dict[str, _MemoryQueue]] = {}
+        self._grants: Final[dict[str, set[str]]] = {}
+        self._lock: Final = threading.Lock()
+
+    def __repr__(self) -> str:
+        return f"<MemoryStore sessions={len(self._queues)}>"
+
+    def sessions(self) -> list[str]:
+        with self._lock:
+            return sorted(self._queues)
+
+    def queue_state(self, session: str) -> QueueState:
+        # One state per session, so that every queue of the store on a session shares it.
+        with self._lock:
+            state = self._queues.get(session)
+            if state is None:
+                state = self._queues[session] = _MemoryQueue()
+            return state
+
+    def grant(self, session: str, names: Iterable[str]) -> None:
+        with self._lock:
+            self._grants.setdefault(session, set()).update(names)
+
+    def revoke(self, session: str, name: str) -> None:
+        with self._lock:
+            self._grants.get(session, set()).discard(name)
+
+    def replace_grants(self, session: str, names: Iterable[str]) -> None:
+        with self._lock:
+            self._grants[session] = set(names)
+
+    def is_granted(self, session: str, name: str) -> bool:
+        with self._lock:
+            return name in self._grants.get(session, ())
+
+    def granted(self, session: str) -> list[str]:
+        with self._lock:
+            return sorted(self._grants.get(session, ()))
+
+
+def _call_key(tool_call_id: object) -> tuple[type, Hashable] | None:
+    """An index key for a call id, by type and value; ``None`` for no id or an unhashable one."""
+    kind = type(tool_call_id)
+    if kind is str or kind is int:  # what frameworks send: no need to ask whether it hashes
+        return (kind, tool_call_id)
+    if tool_call_id is None:
+        return None
+    try:
+        hash(tool_call_id)
+    except TypeError:
+        return None
+    return (type(tool_call_id), tool_call_id)
+
+
+def _same_call_id(left: object, right: object) -> bool:
+    try:
+        return type(left) is type(right) and bool(left == right)
+    except Exception:  # a host's id type whose comparison raises is not the same id
+        return False
