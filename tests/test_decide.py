@@ -365,3 +365,43 @@ class TestBlockingHooksOffTheLoop:
         assert action is not None
         assert (action.status, action.feedback) == ("rejected", "cancelled while awaiting approval")
         assert [record.verdict for record in records] == ["ask", "cancelled"]
+
+
+class TestResolutionsThroughTheQueue:
+    """A person resolving through the queue directly still gets the ask's resolution recorded, once."""
+
+    def test_a_queue_approval_is_recorded(self) -> None:
+        """queue.approve after before_tool_call records ask_allowed, with the ask's layer."""
+        policy, records = _policy()
+        policy.before_tool_call(CALL)
+        policy.queue.approve(1)
+        assert _verdicts(records) == [("ask", 1), ("ask_allowed", 1)]
+        assert records[1].layer == "approval_required"
+
+    def test_expiry_is_recorded_as_expired(self) -> None:
+        """expire_pending's rejections read as ask_expired."""
+        from datetime import timedelta
+
+        from .clock import FakeClock
+
+        clock = FakeClock()
+        policy, records = _policy(queue=ApprovalQueue(clock=clock))
+        policy.before_tool_call(CALL)
+        clock.advance(minutes=5)
+        policy.queue.expire_pending(timedelta(minutes=1))
+        assert _verdicts(records) == [("ask", 1), ("ask_expired", 1)]
+
+    def test_auto_approvals_add_no_record(self) -> None:
+        """The drain's own approvals answer no ask a person saw: only the ask is recorded."""
+        policy, records = _policy(
+            queue=ApprovalQueue(auto_approve={"fetch": True}), tools={"fetch": FetchTool()}
+        )
+        policy.before_tool_call(ToolCall("fetch", {}, "tc"))
+        assert [record.verdict for record in records] == ["ask"]
+
+    def test_approving_through_the_policy_records_once(self) -> None:
+        """policy.approve goes through the queue: one resolution record, not two."""
+        policy, records = _policy()
+        policy.before_tool_call(CALL)
+        policy.approve(1, scope="session")
+        assert _verdicts(records) == [("ask", 1), ("ask_allowed", 1)]

@@ -93,3 +93,50 @@ class TestPendingForCall:
                 queue.reject(number)
         for call_id in ["a", "b", 1, True, 1.0, None, ("t", 1)]:
             assert queue.pending_for_call(call_id) == _reference(queue, call_id)
+
+
+class TestResolutionObservers:
+    """observe_resolutions: told of every resolution after it is recorded, outside the lock."""
+
+    def test_told_of_each_resolution(self) -> None:
+        """Manual resolutions arrive with automatic=False, the drain's with automatic=True."""
+        seen: list[tuple[int, str, bool]] = []
+        queue = ApprovalQueue(auto_approve={"read": True})
+        queue.observe_resolutions(
+            lambda action, automatic: seen.append((action.id, action.status, automatic))
+        )
+        queue.submit(tool_call_id="a", tool_name="bash")
+        queue.approve(1)
+        queue.submit(tool_call_id="b", tool_name="read", auto_approvable=True)
+        queue.reject(queue.submit(tool_call_id="c", tool_name="bash"))
+        assert seen == [(1, "approved", False), (2, "approved", True), (3, "rejected", False)]
+
+    def test_removed_observers_hear_nothing(self) -> None:
+        """The returned function removes the observer."""
+        seen: list[int] = []
+        queue = ApprovalQueue()
+        remove = queue.observe_resolutions(lambda action, automatic: seen.append(action.id))
+        remove()
+        queue.approve(queue.submit(tool_call_id="a", tool_name="bash"))
+        assert seen == []
+
+    def test_a_raising_observer_does_not_undo_the_resolution(self) -> None:
+        """Its exception propagates with a note; the action stays resolved."""
+
+        def broken(action: Action, automatic: bool) -> None:
+            raise RuntimeError("audit down")
+
+        queue = ApprovalQueue()
+        queue.observe_resolutions(broken)
+        action_id = queue.submit(tool_call_id="a", tool_name="bash")
+        with pytest.raises(RuntimeError, match="audit down") as caught:
+            queue.approve(action_id)
+        assert "action 1 is approved all the same" in caught.value.__notes__[0]
+        resolved = queue.get(action_id)
+        assert resolved is not None
+        assert resolved.is_approved
+
+    def test_observers_must_be_callable(self) -> None:
+        """A non-callable observer is refused."""
+        with pytest.raises(TypeError, match="observer: expected a callable"):
+            ApprovalQueue().observe_resolutions("audit")  # type: ignore[arg-type]

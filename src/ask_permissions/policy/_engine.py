@@ -380,7 +380,16 @@ class Engine(Generic[F]):
     queue, rules and grants.
     """
 
-    __slots__ = ("_asked", "_clock", "_interactive", "_on_decision", "_queue", "_scopes", "_table")
+    __slots__ = (
+        "_asked",
+        "_clock",
+        "_interactive",
+        "_on_decision",
+        "_queue",
+        "_scopes",
+        "_table",
+        "_verdicts",
+    )
 
     def __init__(
         self,
@@ -409,8 +418,14 @@ class Engine(Generic[F]):
         self._on_decision: Final = on_decision
         self._interactive: Final = interactive
         self._scopes: Final = ScopeCarrier(scopes, on_project_grant)
-        # The records of the asks this policy queued, so their resolutions can name the same layer and rule.
+        # The records of the asks this policy queued, so their resolutions can name the same layer and rule;
+        # and the verdicts the policy itself gives the rejections it makes (expired, cancelled, ...).
         self._asked: Final = _AskedRecords()
+        self._verdicts: Final = _PlannedVerdicts()
+        if on_decision is not None:
+            # One place records how every ask ends, however it is resolved: through the policy, a resolver,
+            # or a person approving through the queue directly.
+            queue.observe_resolutions(self._observed)
 
     # -- for subclasses ------------------------------------------------------------------------------
 
@@ -743,7 +758,6 @@ class Engine(Generic[F]):
         if not approved:
             return None
         self._carry(approved[0], None)
-        self._resolved(approved[0], "ask_allowed")
         return approved[0]
 
     def reject(self, action_id: int, *, feedback: str | None = None) -> Action | None:
@@ -759,15 +773,31 @@ class Engine(Generic[F]):
     ) -> Action | None:
         """Reject an action, recording the resolution with this verdict (also, when asked, if another
         resolution got there first: a cancel is recorded whatever else happened)."""
-        rejected = self._queue.reject(action_id, feedback=feedback)
+        self._verdicts.plan(action_id, verdict)
+        try:
+            rejected = self._queue.reject(action_id, feedback=feedback)
+        finally:
+            self._verdicts.drop(action_id)
         if rejected:
-            self._resolved(rejected[0], verdict)
             return rejected[0]
         if always_record:
             action = self._queue.get(action_id)
             if action is not None:
                 self._resolved(action, verdict)
         return None
+
+    def _observed(self, action: Action, automatic: bool) -> None:
+        """The queue resolved an action: record how the ask ended (the drain's auto-approvals answer no
+        ask a person or a resolver was given, so they add no record)."""
+        if automatic:
+            self._asked.recall(action.id)
+            return
+        planned = self._verdicts.take(action.id)
+        if planned is None:
+            planned = "ask_allowed" if action.is_approved else "ask_denied"
+            if action.is_rejected and action.feedback == EXPIRED_FEEDBACK:
+                planned = "ask_expired"
+        self._resolved(action, planned)
 
     def _resolved(self, action: Action, verdict: RecordVerdict) -> None:
         """Tell the observer how an ask ended: one more record, with the same action id."""
@@ -842,6 +872,29 @@ class _Asking(NamedTuple):
 
 # Enough for every ask a host can still be resolving; older ones resolve with a record that names no layer.
 _ASKED_MEMORY: Final = 4096
+
+
+@final
+class _PlannedVerdicts:
+    """The verdict the policy gives a rejection it is about to make, by action id (a private lock)."""
+
+    __slots__ = ("_lock", "_verdicts")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._verdicts: dict[int, RecordVerdict] = {}
+
+    def plan(self, action_id: int, verdict: RecordVerdict) -> None:
+        with self._lock:
+            self._verdicts[action_id] = verdict
+
+    def take(self, action_id: int) -> RecordVerdict | None:
+        with self._lock:
+            return self._verdicts.pop(action_id, None)
+
+    def drop(self, action_id: int) -> None:
+        with self._lock:
+            self._verdicts.pop(action_id, None)
 
 
 @final

@@ -25,6 +25,9 @@ from ._waiters import AsyncWaiter, wake
 __all__ = ["Action", "ApprovalQueue", "Callback"]
 
 Callback: TypeAlias = Callable[["Action"], object]
+
+ResolutionObserver: TypeAlias = Callable[["Action", bool], object]
+"""Told of each resolution: the resolved action, and whether the drain auto-approved it."""
 """A queue callback: called with one argument, the ``Action``; its return value is ignored."""
 
 _EXPIRED_FEEDBACK: Final = "expired"
@@ -110,6 +113,7 @@ class ApprovalQueue:
         "_durable",
         "_idle_head",
         "_local",
+        "_observers",
         "_require_json",
         "_session",
         "_state",
@@ -157,6 +161,8 @@ class ApprovalQueue:
         self._clock: Final[Clock] = utc_now if clock is None else clock
         self._require_json: Final = require_json or store.durable
         self._idle_head = False
+        # Who else wants to know that an action was resolved (a policy recording resolutions).
+        self._observers: tuple[ResolutionObserver, ...] = ()
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -532,7 +538,30 @@ class ApprovalQueue:
         assert head is not None
         return self._local.drain.submitting.get(head.id)
 
-    def _apply(self, claim: Claim, callback: Callback | None) -> Action:
+    def observe_resolutions(self, observer: ResolutionObserver) -> Callable[[], None]:
+        """Call ``observer(action, automatic)`` after each resolution this queue object records.
+
+        It runs in the resolving thread, outside the queue's lock, after ``on_approve``/``on_reject`` and
+        after the resolution is recorded; ``automatic`` is true for the drain's auto-approvals. A policy uses
+        this to record how its asks end however a person resolves them. An observer that raises does not undo
+        the resolution: its exception propagates from the call that resolved, with a note saying so. Returns a
+        function that removes the observer.
+
+        Raises:
+            TypeError: ``observer`` is not callable.
+        """
+        if not callable(observer):
+            raise TypeError(f"observer: expected a callable; got {preview(observer)}")
+        with self._changed:
+            self._observers = (*self._observers, observer)
+
+        def remove() -> None:
+            with self._changed:
+                self._observers = tuple(known for known in self._observers if known is not observer)
+
+        return remove
+
+    def _apply(self, claim: Claim, callback: Callback | None, *, automatic: bool = False) -> Action:
         """Run the callback outside the lock, then finish the resolution or roll it back."""
         applying = claim.action
         try:
@@ -559,6 +588,12 @@ class ApprovalQueue:
                 action_id=applying.id,
             )
         wake(waiters, resolved)
+        for observer in self._observers:
+            try:
+                observer(resolved, automatic)
+            except BaseException as error:
+                error.add_note(f"ask_permissions: action {resolved.id} is {resolved.status} all the same")
+                raise
         return resolved
 
     def _resolve_all(
@@ -643,7 +678,7 @@ class ApprovalQueue:
                 claim = state.claim(head.id, approve=True, scope="once", feedback=None)
                 callback = self.on_approve
             if claim is not None:  # None: another process resolved the head meanwhile
-                self._apply(claim, callback)
+                self._apply(claim, callback, automatic=True)
 
 
 @final
