@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -183,6 +184,29 @@ class TestProperties:
         reading = read_host(text)
         assert not reading.clear or len(reading.hosts) == 1
         assert EXACT.matches_url(text, "allow") in (True, False)
+
+
+class TestBoundedTime:
+    """Reading the host of a long URL stays quick."""
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            pytest.param("https://" + "a." * 4_990 + "!", id="many-labels"),
+            pytest.param("https://" + "a-" * 4_990 + "a", id="hyphens"),
+            pytest.param("https://" + "@" * 9_990, id="at-signs"),
+            pytest.param("https://[" + ":" * 9_990, id="open-bracket"),
+            pytest.param("https://" + "%41" * 3_300, id="percent"),
+            pytest.param("http://" + "0x1." * 2_490 + "1", id="ipv4-parts"),
+            pytest.param("a" * 10_000 + "!", id="no-scheme"),
+        ],
+    )
+    def test_quick(self, url: str) -> None:
+        """A 10,000-character URL is read in well under a second."""
+        started = time.perf_counter()
+        SUBDOMAINS.matches_url(url, "deny")
+        EXACT.matches_url(url, "allow")
+        assert time.perf_counter() - started < 1.0
 
 
 class TestDescription:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import time
 from pathlib import Path
 from typing import Any
 
@@ -212,6 +213,27 @@ class TestNormalizationProperties:
             return
         if compiled.matches_path(subject, "allow"):
             assert compiled.matches_path(subject, "deny")
+
+
+class TestBoundedTime:
+    """Matching long paths stays quick: no pattern makes matching backtrack."""
+
+    @pytest.mark.parametrize(
+        ("text", "path"),
+        [
+            pytest.param("*a*a*a*a*b", "a" * 10_000, id="stars-in-a-long-name"),
+            pytest.param("**/x/**/y/**/z", "x/" * 5_000, id="double-stars-over-many-names"),
+            pytest.param("?*?*?*?*!", "a" * 10_000, id="question-marks"),
+            pytest.param("*.env", "a/" * 5_000, id="slashless-deep"),
+        ],
+    )
+    def test_quick(self, text: str, path: str) -> None:
+        """A 10,000-character path is matched in well under a second, for allow and deny."""
+        compiled = pattern(text)
+        started = time.perf_counter()
+        for decision in ("allow", "deny"):
+            compiled.matches_path(path, decision)
+        assert time.perf_counter() - started < 1.0
 
 
 class TestDescription:

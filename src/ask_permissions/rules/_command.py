@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, final
@@ -12,6 +11,7 @@ from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail
 from ask_permissions.typing import Decision
 
+from ._glob import Glob
 from ._shell import ParsedCommand, ShellWord, SubCommand, command_words, parse_command
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
@@ -20,24 +20,23 @@ __all__ = ["COMMAND_KEYS", "CommandPattern", "compound_allow"]
 COMMAND_KEYS: Final = ("command", "cmd")
 """The arguments a command specifier reads when it names no key."""
 
-_Element = str | re.Pattern[str] | None
+_Element = str | Glob | None
 """One word of a specifier: a literal word, a glob over one word, or ``None`` for any run of words."""
 
 T = TypeVar("T")
 
 
-def _glob(word: ShellWord, *, fold: bool) -> str | re.Pattern[str]:
-    """A word's literal text, or a regex where its unquoted ``*`` match any characters within the word."""
-    value = word.value.casefold() if fold else word.value
-    if not word.stars:
-        return value
+def _glob(word: ShellWord, *, fold: bool) -> str | Glob:
+    """A word's literal text, or a glob where its unquoted ``*`` match any characters within the word."""
     pieces: list[str] = []
     previous = 0
     for star in word.stars:
-        pieces.append(re.escape(value[previous:star]))
+        pieces.append(word.value[previous:star])
         previous = star + 1
-    pieces.append(re.escape(value[previous:]))
-    return re.compile(".*".join(pieces), re.DOTALL | (re.IGNORECASE if fold else 0))
+    pieces.append(word.value[previous:])
+    if fold:
+        pieces = [piece.casefold() for piece in pieces]
+    return pieces[0] if len(pieces) == 1 else Glob(pieces)
 
 
 def _elements(text: str) -> tuple[tuple[_Element, ...], tuple[_Element, ...], bool]:
@@ -69,10 +68,10 @@ def _elements(text: str) -> tuple[tuple[_Element, ...], tuple[_Element, ...], bo
     return tuple(exact), tuple(folded), rest
 
 
-def _word_matches(element: str | re.Pattern[str], word: str) -> bool:
+def _word_matches(element: str | Glob, word: str) -> bool:
     if isinstance(element, str):
         return element == word
-    return element.fullmatch(word) is not None
+    return element.matches(word)
 
 
 def _name_forms(name: str) -> tuple[str, ...]:
