@@ -149,7 +149,7 @@ class TestProperties:
     """Properties over generated URLs and any text."""
 
     @given(_urls())
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=300, deadline=None)
     def test_allow_implies_deny(self, url: str) -> None:
         """Whatever a specifier allows, the same specifier as a deny also matches (fail closed)."""
         for pattern in (EXACT, SUBDOMAINS, DomainPattern("domain:evil.test")):
@@ -157,7 +157,7 @@ class TestProperties:
                 assert pattern.matches_url(url, "deny")
 
     @given(_urls())
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=300, deadline=None)
     def test_clear_reading_is_what_urllib_reads(self, url: str) -> None:
         """A URL read clearly has one host, the one ``urllib`` finds, normalized."""
         reading = read_host(url)
@@ -167,7 +167,7 @@ class TestProperties:
             assert reading.hosts == {hostname.rstrip(".")}
 
     @given(_urls())
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=300, deadline=None)
     def test_deny_sees_urllib_host(self, url: str) -> None:
         """Whatever host ``urllib`` reads in a URL, a deny for that host fires on it."""
         try:
@@ -178,7 +178,7 @@ class TestProperties:
             assert DomainPattern(hostname).matches_url(url, "deny")
 
     @given(st.text(max_size=60))
-    @settings(max_examples=500, deadline=None)
+    @settings(max_examples=300, deadline=None)
     def test_any_text(self, text: str) -> None:
         """Any string is read without raising, and only an agreed, single host is clear."""
         reading = read_host(text)
