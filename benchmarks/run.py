@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import itertools
 import json
 import os
 import platform
@@ -192,7 +193,13 @@ def policy_runners() -> Iterator[tuple[str, Runner, Callable[[], object]]]:
     assert policy.evaluate(submit_call).layer == "approval_required"
     yield "before_tool_call, 100 rules, proceed (allow rule)", loop(lambda: hook(proceed_call)), _nothing
     yield "before_tool_call, 100 rules, session grant", loop(lambda: hook(grant_call)), _nothing
-    yield "before_tool_call, 100 rules, submit", loop(lambda: hook(submit_call)), queue.reject_all
+    # A fresh call id each time: a replayed id would find its pending action instead of submitting.
+    call_ids = itertools.count()
+    yield (
+        "before_tool_call, 100 rules, submit",
+        loop(lambda: hook(ToolCall(TARGET_TOOL, NO_MATCH_ARGUMENTS, next(call_ids)))),
+        queue.reject_all,
+    )
 
 
 def _nothing() -> None:

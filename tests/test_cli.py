@@ -21,7 +21,7 @@ import ask_permissions
 from ask_permissions import ALL, PermissionRules, ToolCall
 from ask_permissions.cli._demo import demo_policy_bytes, run_demo
 from ask_permissions.cli._lint import lint_rules
-from ask_permissions.cli._main import main
+from ask_permissions.cli._main import EXIT_AUTO_APPROVED, main
 
 from .strategies import decisions
 
@@ -32,13 +32,17 @@ PACKAGE_PARENT = str(Path(ask_permissions.__file__).resolve().parent.parent)
 
 
 def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m ask_permissions ARGS`` as a user would, capturing its output."""
+    """Run ``python -m ask_permissions ARGS`` as a user would, capturing its output.
+
+    Leading ``-W ...`` arguments go to Python itself.
+    """
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [PACKAGE_PARENT, os.environ.get("PYTHONPATH")])),
     }
+    python_options = list(args[:2]) if args[:1] == ("-W",) else []
     return subprocess.run(
-        [sys.executable, "-m", "ask_permissions", *args],
+        [sys.executable, *python_options, "-m", "ask_permissions", *args[len(python_options) :]],
         capture_output=True,
         text=True,
         encoding="utf-8",
@@ -163,6 +167,30 @@ class TestSubprocess:
         assert "invalid choice: 'chek'" in result.stderr
         assert "Traceback" not in result.stderr
 
+    def test_usage_error_is_one_line(self) -> None:
+        """A usage error prints one line, as bad input does, and no usage block."""
+        result = run_cli("check", str(EXAMPLE))
+        assert (result.returncode, result.stdout) == (2, "")
+        assert result.stderr == (
+            "ask-permissions: error: check: the following arguments are required: TOOL; "
+            "see ask-permissions check --help\n"
+        )
+
+    def test_python_warnings_never_shown(self, tmp_path: Path) -> None:
+        """Under -W error, and without, a regex Python warns about is a lint finding and nothing else."""
+        path = write_policy(tmp_path, [rule("deny", string("bash"), regexp("[[a]"))])
+        finding = (
+            "rule 0 (deny bash, arguments matching /[[a]/): Python warns about its argument regex: "
+            "FutureWarning: Possible nested set at position 1\n"
+        )
+        for options in ((), ("-W", "error")):
+            linted = run_cli(*options, "lint", str(path))
+            assert (linted.returncode, linted.stdout, linted.stderr) == (1, finding, "")
+            checked = run_cli(*options, "check", str(path), "bash", '{"command": "a"}')
+            assert (checked.returncode, checked.stderr) == (4, "")
+        demo = run_cli("-W", "error", "demo")
+        assert (demo.returncode, demo.stderr) == (0, "")
+
 
 class TestCheck:
     """check prints the outcome, the deciding layer, the matched rule and the reason."""
@@ -178,9 +206,12 @@ class TestCheck:
             "reason:  Denied by permission rules: 'bash'",
         ]
 
-    def test_no_rule_and_auto_approvable(self, capsys: pytest.CaptureFixture[str]) -> None:
+    def test_no_rule_and_auto_approvable(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A call no rule matches says so; an auto-approvable submission is marked."""
-        status, out, _ = in_process(capsys, "check", str(EXAMPLE), "fetch", '{"url": "https://example.org"}')
+        path = write_policy(
+            tmp_path, [], tools={"fetch": {"approval_required": True, "auto_approvable": True}}
+        )
+        status, out, _ = in_process(capsys, "check", str(path), "fetch", '{"url": "https://example.org"}')
         assert status == 3
         assert out.splitlines() == [
             "outcome: pending (auto-approvable)",
@@ -188,6 +219,30 @@ class TestCheck:
             "rule:    (no rule matched)",
             "reason:  Tool 'fetch' requires approval",
         ]
+
+    def test_approved_by_the_queue_itself(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """A pending, auto-approvable call that auto_approve lists is reported as such, with status 5."""
+        status, out, _ = in_process(capsys, "check", str(EXAMPLE), "fetch", '{"url": "https://example.org"}')
+        assert status == EXIT_AUTO_APPROVED == 5
+        assert out.splitlines() == [
+            "outcome: pending (approved by the queue itself: auto_approve)",
+            "layer:   approval_required",
+            "rule:    (no rule matched)",
+            "reason:  Tool 'fetch' requires approval",
+        ]
+        status, out, _ = in_process(capsys, "check", "--json", str(EXAMPLE), "fetch", "{}")
+        assert status == 5
+        assert (json.loads(out)["outcome"], json.loads(out)["auto_approvable"]) == ("pending", True)
+
+    def test_auto_approve_needs_an_auto_approvable_call(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """auto_approve alone is not enough: a call not declared auto-approvable needs a person."""
+        path = write_policy(
+            tmp_path, [], tools={"fetch": {"approval_required": True}}, auto_approve={"fetch": True}
+        )
+        status, out, _ = in_process(capsys, "check", str(path), "fetch")
+        assert (status, out.splitlines()[0]) == (3, "outcome: pending")
 
     def test_rule_set_layer_and_downgrade(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """A rule-set rule names its layer; a guarded allow says how it was applied."""
@@ -236,6 +291,53 @@ class TestCheck:
         """main returns argparse's statuses instead of raising SystemExit."""
         assert in_process(capsys, "--help")[0] == 0
         assert in_process(capsys, "check")[0] == 2
+
+    @pytest.mark.parametrize(
+        ("argv", "message"),
+        [
+            pytest.param(
+                ("chek",),
+                "argument COMMAND: invalid choice: 'chek' "
+                "(choose from 'demo', 'check', 'lint', 'mcp-proxy'); see ask-permissions --help",
+                id="unknown-command",
+            ),
+            pytest.param(
+                ("check",),
+                "check: the following arguments are required: POLICY, TOOL; see ask-permissions check --help",
+                id="missing-arguments",
+            ),
+            pytest.param(
+                ("lint", "a.toml", "b.toml"),
+                "unrecognized arguments: b.toml; see ask-permissions --help",
+                id="extra-argument",
+            ),
+            pytest.param(
+                ("--bogus",),
+                "unrecognized arguments: --bogus; see ask-permissions --help",
+                id="unknown-option",
+            ),
+            pytest.param(
+                ("check", "--json=yes", "p", "t"),
+                "check: argument --json: ignored explicit argument 'yes'; see ask-permissions check --help",
+                id="flag-with-value",
+            ),
+        ],
+    )
+    def test_usage_errors(
+        self, capsys: pytest.CaptureFixture[str], argv: Sequence[str], message: str
+    ) -> None:
+        """Every usage error is one line on stderr and status 2, like any other bad input."""
+        assert in_process(capsys, *argv) == (2, "", f"ask-permissions: error: {message}\n")
+
+    @pytest.mark.parametrize("argv", [("--help",), ("check", "--help"), ("lint", "--help")])
+    def test_help_lists_exit_statuses(self, capsys: pytest.CaptureFixture[str], argv: Sequence[str]) -> None:
+        """--help prints help (status 0), and its epilog lists every exit status, 5 included."""
+        status, out, err = in_process(capsys, *argv)
+        assert (status, err) == (0, "")
+        assert out.startswith("usage: ask-permissions")
+        flat = " ".join(out.split())
+        assert "5 pending and approved by the queue itself (auto_approve)" in flat
+        assert "0 proceed, 3 pending (a person decides)" in flat
 
 
 def rule(decision: str, tool: object, argument: object = None) -> dict[str, Any]:

@@ -18,6 +18,7 @@ from ask_permissions import Approval, Permissions, ToolCall
 
 from .cases import bad_tool_name_lists
 from .clock import START, FakeClock
+from .test_names import FOLDED_TO_BASH
 from .threads import run_threads
 
 LOGGER = "ask_permissions"
@@ -564,3 +565,301 @@ class TestThreads:
         run_threads(approver, caller)
         assert leaked == []
         assert {entry.tool_call_id for entry in gate.pending_approvals} == set(ids) - approved
+
+
+class TestApprovalFields:
+    """An Approval carries every field of the gem's: what the call runs, why it blocked, when approved."""
+
+    def test_pending_entry_shows_the_call(self) -> None:
+        """A pending entry holds the call's arguments, the block reason and the tool call object itself."""
+        clock = FakeClock()
+        gate = Permissions(mode="ask_before_changes", clock=clock)
+        call = ToolCall("bash", {"command": "rm -rf build"}, "tc-1")
+        gate.before_tool_call(call)
+        [entry] = gate.pending_approvals
+        assert entry.arguments == {"command": "rm -rf build"}
+        assert entry.reason == "bash requires approval (mode: ask_before_changes)"
+        assert entry.tool_call is call
+        assert entry.created_at == START
+        assert entry.approved_at is None
+
+    def test_mapping_tool_call_is_kept_as_given(self) -> None:
+        """A mapping tool call is the entry's tool_call, and its arguments are the entry's."""
+        gate = Permissions()
+        call = {"name": "write", "arguments": {"path": "x"}, "id": "tc-1"}
+        gate.before_tool_call(call)
+        [entry] = gate.approvals
+        assert entry.tool_call is call
+        assert entry.arguments is call["arguments"]
+        assert entry.reason == "write requires approval"
+
+    def test_approve_stamps_approved_at_from_the_clock(self) -> None:
+        """approve sets approved_at from the gate's clock; approving again keeps the first stamp."""
+        clock = FakeClock()
+        gate = Permissions(clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        clock.advance(seconds=30)
+        assert gate.approve("tc-1") is True
+        clock.advance(seconds=30)
+        assert gate.approve("tc-1") is True
+        [entry] = gate.approvals
+        assert entry.status == "approved"
+        assert entry.approved_at == START + timedelta(seconds=30)
+        assert entry.created_at == START
+
+    def test_clock_is_not_called_under_the_lock(self) -> None:
+        """approve calls the clock without holding the gate's lock: a clock that reads the gate works."""
+        gate_holder: list[Permissions] = []
+        seen: list[int] = []
+
+        def clock() -> datetime:
+            if gate_holder:
+                seen.append(len(gate_holder[0].approvals))  # takes the gate's lock
+            return START
+
+        gate = Permissions(clock=clock)
+        gate_holder.append(gate)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        done = threading.Event()
+
+        def approve() -> None:
+            gate.approve("tc-1")
+            done.set()
+
+        run_threads(approve)
+        assert done.is_set()
+        assert seen == [0, 1]  # read while blocking, then while approving: neither deadlocked
+        assert gate.approvals[0].approved_at == START
+
+    def test_failing_clock_leaves_the_entry_pending(self) -> None:
+        """A clock that raises during approve propagates, and the entry stays pending."""
+        calls = [0]
+
+        def clock() -> datetime:
+            calls[0] += 1
+            if calls[0] > 1:
+                raise RuntimeError("clock broke")
+            return START
+
+        gate = Permissions(clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        with pytest.raises(RuntimeError, match="clock broke"):
+            gate.approve("tc-1")
+        assert [entry.status for entry in gate.approvals] == ["pending"]
+
+    def test_approve_of_unknown_id_does_not_call_the_clock(self) -> None:
+        """approve of an id without an entry answers False without reading the clock."""
+
+        def clock() -> datetime:
+            raise AssertionError("the clock was called")
+
+        assert Permissions(clock=clock).approve("tc-unknown") is False
+
+    @pytest.mark.parametrize(
+        "key",
+        [
+            "tool_call_id",
+            "tool_name",
+            "arguments",
+            "reason",
+            "status",
+            "created_at",
+            "approved_at",
+            "tool_call",
+        ],
+    )
+    def test_item_access_for_every_field(self, key: str) -> None:
+        """approval[key] reads every field, like the gem's approval[:key]."""
+        clock = FakeClock()
+        gate = Permissions(clock=clock)
+        call = ToolCall("edit", {"path": "a.txt"}, "tc-1")
+        gate.before_tool_call(call)
+        gate.approve("tc-1")
+        [entry] = gate.approvals
+        assert entry[key] is getattr(entry, key)
+
+    def test_positional_fields_keep_their_order(self) -> None:
+        """The four original fields stay positional; the gem's others are keywords with defaults."""
+        entry = Approval("tc-1", "bash", "pending", START, arguments={"command": "ls"}, reason="r")
+        assert (entry.arguments, entry.reason, entry.approved_at, entry.tool_call) == (
+            {"command": "ls"},
+            "r",
+            None,
+            None,
+        )
+
+    def test_tool_call_is_neither_compared_nor_shown(self) -> None:
+        """Two entries differing only in the tool call object are equal, and the repr leaves it out."""
+        first = Approval("tc-1", "bash", "pending", START, tool_call=ToolCall("bash", None, "tc-1"))
+        second = dataclasses.replace(first, tool_call={"name": "bash", "id": "tc-1"})
+        assert first == second
+        assert "tool_call=" not in repr(first)
+        assert "arguments=None" in repr(first)
+
+
+class TestApprovalsList:
+    """gate.approvals lists every entry, pending or approved, in creation order, as a fresh list."""
+
+    def test_every_entry_in_creation_order(self) -> None:
+        """Pending and approved entries alike, oldest first."""
+        gate = Permissions()
+        for call_id in ("c", "a", "b"):
+            gate.before_tool_call(ToolCall("write", None, call_id))
+        gate.approve("a")
+        assert [(entry.tool_call_id, entry.status) for entry in gate.approvals] == [
+            ("c", "pending"),
+            ("a", "approved"),
+            ("b", "pending"),
+        ]
+
+    def test_fresh_list(self) -> None:
+        """Changing the list returned changes nothing in the gate."""
+        gate = Permissions()
+        gate.before_tool_call(ToolCall("write", None, "tc-1"))
+        gate.approvals.clear()
+        assert len(gate.approvals) == 1
+
+    def test_recreated_entry_moves_to_the_end(self) -> None:
+        """An expired entry recreated by a call is the newest entry."""
+        clock = FakeClock()
+        gate = Permissions(timeout=10, clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        gate.before_tool_call(ToolCall("bash", None, "tc-2"))
+        clock.advance(seconds=11)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        assert [entry.tool_call_id for entry in gate.approvals] == ["tc-2", "tc-1"]
+
+
+# Ids equal in Python (1 == True == 1.0) that are three different ids to the gate.
+EQUAL_IDS: list[tuple[object, object]] = [
+    (1, True),
+    (True, 1),
+    (1, 1.0),
+    (1.0, 1),
+    (0, False),
+    ((1, "a"), (True, "a")),
+    (frozenset({1}), frozenset({True})),
+]
+
+
+class TestIdsKeyedByTypeAndValue:
+    """Approving one id never approves another that merely compares equal to it."""
+
+    @pytest.mark.parametrize(("approved", "other"), EQUAL_IDS, ids=repr)
+    def test_equal_ids_of_other_types_stay_blocked(self, approved: object, other: object) -> None:
+        """Both calls block; approving the first leaves the second pending and blocked."""
+        gate = Permissions()
+        gate.before_tool_call({"name": "bash", "id": approved})
+        gate.before_tool_call({"name": "bash", "id": other})
+        assert len(gate.approvals) == 2
+        assert gate.approve(approved) is True
+        assert gate.before_tool_call({"name": "bash", "id": approved}) == {"action": "proceed"}
+        assert gate.before_tool_call({"name": "bash", "id": other})["action"] == "block"
+        [pending] = gate.pending_approvals
+        assert pending.tool_call_id is other
+
+    def test_approving_an_id_of_another_type_finds_nothing(self) -> None:
+        """approve(True) for a call blocked with id 1 answers False."""
+        gate = Permissions()
+        gate.before_tool_call({"name": "bash", "id": 1})
+        assert gate.approve(True) is False
+        assert gate.approve(1.0) is False
+        assert gate.approve(1) is True
+
+    def test_str_subclass_ids_are_their_text(self) -> None:
+        """A StrEnum id and its plain text are one id."""
+
+        class Ids(enum.StrEnum):
+            FIRST = "tc-1"
+
+        gate = Permissions()
+        gate.before_tool_call(ToolCall("bash", None, Ids.FIRST))
+        assert gate.approve("tc-1") is True
+        assert gate.before_tool_call(ToolCall("bash", None, Ids.FIRST)) == {"action": "proceed"}
+
+    def test_id_whose_hash_raises(self) -> None:
+        """An id whose __hash__ raises: a TypeError naming the field when blocked; approve answers False."""
+
+        class BadId:
+            def __hash__(self) -> int:
+                raise RuntimeError("no hash")
+
+        gate = Permissions()
+        with pytest.raises(TypeError, match=r"^tool_call.id: expected a hashable id \(a string\); got "):
+            gate.before_tool_call({"name": "bash", "id": BadId()})
+        assert gate.approve(BadId()) is False
+        assert gate.forget(BadId()) is False
+        assert gate.approvals == []
+
+
+class TestForget:
+    """forget drops one entry, pending or approved, so long-running hosts can bound the gate's memory."""
+
+    def test_forget_pending_and_approved(self) -> None:
+        """forget answers True for an entry it dropped, False for an unknown id; the others stay."""
+        gate = Permissions()
+        for call_id in ("tc-1", "tc-2", "tc-3"):
+            gate.before_tool_call(ToolCall("bash", None, call_id))
+        gate.approve("tc-2")
+        assert gate.forget("tc-2") is True
+        assert gate.forget("tc-1") is True
+        assert gate.forget("tc-1") is False
+        assert gate.forget("no-such-id") is False
+        assert [entry.tool_call_id for entry in gate.approvals] == ["tc-3"]
+
+    def test_forgotten_approval_blocks_again(self) -> None:
+        """After forget, the id's next call blocks and records a fresh pending entry with a reminder."""
+        clock = FakeClock()
+        gate = Permissions(clock=clock)
+        gate.before_tool_call(ToolCall("bash", None, "tc-1"))
+        gate.approve("tc-1")
+        gate.forget("tc-1")
+        clock.advance(seconds=5)
+        assert gate.before_tool_call(ToolCall("bash", None, "tc-1"))["action"] == "block"
+        [entry] = gate.pending_approvals
+        assert entry.created_at == START + timedelta(seconds=5)
+        assert gate.approve("tc-1") is True
+
+    @pytest.mark.parametrize("call_id", [None, ["unhashable"], 1], ids=["none", "unhashable", "unknown-int"])
+    def test_never_raises(self, call_id: object) -> None:
+        """forget of None, an unhashable or an unknown id answers False."""
+        assert Permissions().forget(call_id) is False
+
+    def test_forget_is_keyed_by_type(self) -> None:
+        """forget(True) does not drop the entry of id 1."""
+        gate = Permissions()
+        gate.before_tool_call({"name": "bash", "id": 1})
+        assert gate.forget(True) is False
+        assert gate.forget(1) is True
+
+
+# Names a model may write for a blocked "bash": each meets the block.
+LOOK_ALIKES = [name for name in FOLDED_TO_BASH if name != "bash"]
+
+
+class TestFoldedNames:
+    """A call whose name equals a blocked tool's after folding is blocked too."""
+
+    @pytest.mark.parametrize("name", LOOK_ALIKES, ids=ascii)
+    def test_folded_name_is_blocked(self, name: str) -> None:
+        """The call is blocked with a reason naming it as it was written, and recorded as written."""
+        gate = Permissions()
+        assert gate.before_tool_call(ToolCall(name, None, "tc-1")) == {
+            "action": "block",
+            "reason": f"{name} requires approval",
+        }
+        [entry] = gate.pending_approvals
+        assert entry.tool_name == name
+
+    def test_blocked_names_are_folded_too(self) -> None:
+        """A blocked_tools entry written in another case blocks the call's plain name."""
+        gate = Permissions(blocked_tools=["Deploy"])
+        assert gate.before_tool_call(ToolCall("deploy", None, "tc-1"))["action"] == "block"
+        assert gate.blocked_tools == ["Deploy"]
+
+    def test_other_names_still_proceed(self) -> None:
+        """Names that do not fold to a blocked one proceed: bashful, ba sh."""
+        gate = Permissions()
+        for name in ("bashful", "ba sh", "read_file"):
+            assert gate.before_tool_call(ToolCall(name, None, "tc-1")) == {"action": "proceed"}
+        assert gate.approvals == []

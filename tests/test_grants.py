@@ -17,6 +17,18 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, 
 from ask_permissions import InvalidSnapshotError, SessionPermissionGrants
 
 from .cases import bad_tool_name_lists
+from .hostile import (
+    HUGE_INT,
+    HostileDict,
+    HostileList,
+    HostileObject,
+    HostileStr,
+    assert_reads_or_rejects,
+    assert_refused,
+    circular_dict,
+    hostile_snapshots,
+    nested,
+)
 from .strategies import any_tool_names, grants_snapshot_like, plain_json
 from .threads import run_threads
 
@@ -241,6 +253,54 @@ class TestSnapshots:
         grants = SessionPermissionGrants(names)
         restored = SessionPermissionGrants.from_snapshot(json.loads(json.dumps(grants.snapshot())))
         assert restored.granted_tools == sorted(set(names))
+
+
+HOSTILE_SNAPSHOTS = [
+    pytest.param({"version": HUGE_INT, "granted_tools": []}, "version", id="huge-version"),
+    pytest.param({"version": 1, "granted_tools": [HUGE_INT]}, "granted_tools[0]", id="huge-name"),
+    pytest.param({"version": 1, "granted_tools": nested(5000)}, "granted_tools[0]", id="deep-names"),
+    pytest.param(nested(5000), "", id="deep-root"),
+    pytest.param(HostileDict(version=1, granted_tools=[]), "", id="hostile-dict"),
+    pytest.param({"version": 1, "granted_tools": HostileList(["bash"])}, "", id="hostile-list"),
+    pytest.param({"version": 1, "granted_tools": [HostileObject()]}, "granted_tools[0]", id="hostile-object"),
+    pytest.param({"version": 1, HostileStr("granted_tools"): []}, "", id="hostile-str-key"),
+    pytest.param({**circular_dict(), "granted_tools": []}, "self", id="circular"),
+]
+
+_grants_snapshots = st.lists(any_tool_names, max_size=4).map(
+    lambda names: SessionPermissionGrants(names).snapshot()
+)
+
+
+class TestHostileSnapshots:
+    """from_snapshot and restore_snapshot raise InvalidSnapshotError for any input, the grants unchanged."""
+
+    @pytest.mark.parametrize(("snapshot", "path"), HOSTILE_SNAPSHOTS)
+    def test_refused(self, snapshot: object, path: str) -> None:
+        """Both readers refuse it at the path, with a bounded message; restore changes no grant."""
+        assert_refused(SessionPermissionGrants.from_snapshot, snapshot, path)
+        grants = SessionPermissionGrants(["read_file"])
+        with pytest.raises(InvalidSnapshotError):
+            grants.restore_snapshot(snapshot)
+        assert grants.granted_tools == ["read_file"]
+
+    def test_str_subclass_names_are_their_text(self) -> None:
+        """A granted name given as a hostile str subclass is kept as its plain text."""
+        grants = SessionPermissionGrants.from_snapshot({"version": 1, "granted_tools": [HostileStr("bash")]})
+        [name] = grants.granted_tools
+        assert type(name) is str
+        assert grants.is_granted("bash")
+
+    @given(snapshot=hostile_snapshots(_grants_snapshots))
+    @settings(max_examples=150, deadline=None)
+    def test_fuzz(self, snapshot: object) -> None:
+        """A valid snapshot with one hostile node or key restores or is refused, never another error."""
+        restored = assert_reads_or_rejects(SessionPermissionGrants.from_snapshot, snapshot)
+        if restored is not None:
+            json.dumps(restored.snapshot())
+        grants = SessionPermissionGrants(["read_file"])
+        if assert_reads_or_rejects(grants.restore_snapshot, snapshot) is None:
+            assert grants.granted_tools == ["read_file"]
 
 
 class GrantsMachine(RuleBasedStateMachine):

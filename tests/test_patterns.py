@@ -48,7 +48,20 @@ SERIALIZATION_CASES = [
     pytest.param(42, "42", id="int-str"),
     pytest.param(["ls", "-la"], "['ls', '-la']", id="list-str-not-json"),
     pytest.param(True, "True", id="bool-str"),
+    # What json's C encoder cannot write: the same text for all the rest, a marker or a str() for the part.
+    pytest.param(
+        {"n": 10**5000, "k": "v"}, '{"n":"<int of about 5000 digits>","k":"v"}', id="int-past-digit-limit"
+    ),
+    pytest.param({(1, 2): "x", "k": "v"}, '{"(1, 2)":"x","k":"v"}', id="tuple-key-as-str"),
+    pytest.param(
+        {"nan": float("nan"), "inf": -float("inf"), (0,): 1},
+        '{"nan":NaN,"inf":-Infinity,"(0,)":1}',
+        id="floats-as-json",
+    ),
 ]
+
+# Nesting deeper than json's C encoder goes (it stops at the recursion limit, about 1000 levels).
+_DEEP = 1500
 
 
 class TestSerializeArguments:
@@ -75,6 +88,51 @@ class TestSerializeArguments:
                 return "custom text"
 
         assert serialize_arguments(Args()) == "custom text"
+
+    def test_circular_container_is_a_marker(self) -> None:
+        """A dict or list met again inside itself is written as the string "<circular reference>"."""
+        arguments: dict[str, Any] = {"command": "rm -rf /"}
+        arguments["again"] = [arguments, {"self": arguments}]
+        assert serialize_arguments(arguments) == (
+            '{"command":"rm -rf /","again":["<circular reference>",{"self":"<circular reference>"}]}'
+        )
+
+    def test_shared_but_not_circular_is_written_twice(self) -> None:
+        """The same list twice side by side is no cycle: both are written, as json would."""
+        shared = ["ls"]
+        assert serialize_arguments({"a": shared, "b": shared, "x": {(1,): 1}}) == (
+            '{"a":["ls"],"b":["ls"],"x":{"(1,)":1}}'
+        )
+
+    def test_circular_list_is_its_repr(self) -> None:
+        """A list that contains itself is written as repr writes it."""
+        arguments: list[Any] = ["ls"]
+        arguments.append(arguments)
+        assert serialize_arguments(arguments) == "['ls', [...]]"
+
+    @given(json_values)
+    @settings(max_examples=30, deadline=None)
+    def test_deep_mapping_writes_what_json_would(self, value: Any) -> None:
+        """Any JSON value inside a mapping nested past the C encoder's limit is written as json writes it."""
+        arguments: Any = {"v": value}
+        for _ in range(_DEEP):
+            arguments = {"k": arguments}
+        expected = (
+            '{"k":' * _DEEP
+            + json.dumps({"v": value}, separators=(",", ":"), ensure_ascii=False)
+            + "}" * _DEEP
+        )
+        assert serialize_arguments(arguments) == expected
+
+    @given(json_values)
+    @settings(max_examples=30, deadline=None)
+    def test_deep_list_writes_what_repr_would(self, value: Any) -> None:
+        """Any value inside lists nested past the recursion limit is written as repr writes it."""
+        arguments: Any = [value, (value,), {"k": value}]
+        for _ in range(_DEEP):
+            arguments = [arguments, ()]
+        expected = "[" * _DEEP + repr([value, (value,), {"k": value}]) + ", ()]" * _DEEP
+        assert serialize_arguments(arguments) == expected
 
     @given(st.dictionaries(st.text(max_size=5), json_values, max_size=4))
     @settings(max_examples=100, deadline=None)
@@ -138,17 +196,28 @@ UNRESTRICTED_CASES = [
     pytest.param(re.compile("x*"), True, id="regex-matching-empty"),
     pytest.param(re.compile("^$"), True, id="regex-matching-only-empty"),
     pytest.param(re.compile("(?:)|ls"), True, id="alternation-with-empty"),
-    pytest.param(re.compile("."), False, id="regex-needing-a-character"),
+    pytest.param(re.compile("."), True, id="regex-any-character"),
+    pytest.param(re.compile(r"\S"), True, id="regex-non-space"),
+    pytest.param(re.compile("(?s).+"), True, id="regex-dotall-plus"),
+    pytest.param(re.compile("^[{]"), True, id="regex-object-start"),
+    pytest.param("{", True, id="brace"),
+    pytest.param("}", True, id="closing-brace"),
+    pytest.param("{}", True, id="empty-object"),
+    pytest.param('"', True, id="quote"),
+    pytest.param("command", True, id="key-name"),
+    pytest.param('{"command":""}', True, id="empty-command"),
+    pytest.param('"command":"ls', False, id="command-prefix"),
     pytest.param(re.compile("ls"), False, id="regex-literal"),
+    pytest.param(re.compile("^.{15}"), False, id="regex-longer-than-every-probe"),
 ]
 
 
 class TestIsUnrestricted:
-    """An argument pattern is unrestricted when it matches the empty serialization."""
+    """An argument pattern is unrestricted when it matches "", "{}" or '{"command":""}'."""
 
     @pytest.mark.parametrize(("pattern", "expected"), UNRESTRICTED_CASES)
     def test_case(self, pattern: Any, expected: bool) -> None:
-        """None, "" and any regex that matches "" count as unrestricted; nothing else does."""
+        """A pattern matching no arguments, {} or {"command": ""} is unrestricted; nothing else is."""
         assert is_unrestricted(pattern) is expected
 
 
@@ -384,3 +453,26 @@ class TestDecodePattern:
             decode_pattern(data, "p")
         assert caught.value.path == path
         assert str(caught.value).startswith(f"{path}: ")
+
+
+class TestDecodedTextIsPlain:
+    """Strings read from a snapshot are plain str, whatever subclass the snapshot held."""
+
+    def test_str_subclasses_become_str(self) -> None:
+        """A tool name, a regex source and a pattern type given as str subclasses decode as plain text."""
+
+        class Sneaky(str):
+            __slots__ = ()
+
+            def __eq__(self, other: object) -> bool:
+                return True
+
+            __hash__ = str.__hash__
+
+        name = decode_pattern({"type": Sneaky("string"), "value": Sneaky("bash")}, "p")
+        assert type(name) is str
+        assert name == "bash"
+        regex = decode_pattern({"type": "regexp", "source": Sneaky("rm"), "flags": Sneaky("i")}, "p")
+        assert isinstance(regex, re.Pattern)
+        assert type(regex.pattern) is str
+        assert regex.flags & re.IGNORECASE

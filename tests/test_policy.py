@@ -761,7 +761,9 @@ class TestDecisionRecords:
             "action_id",
             "auto_approvable",
             "ts",
+            "verdict",
         }
+        assert data["verdict"] == "ask"
         assert "rm -rf /" not in json.dumps(data)
 
     def test_overridden_allow_rule_still_shows(self) -> None:

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import re
+import uuid
+import warnings
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -419,6 +422,120 @@ class TestFiles:
         """A file that cannot be read raises the OSError."""
         with pytest.raises(FileNotFoundError):
             load_policy(tmp_path / "missing.toml")
+
+
+RISK_CHOICES = "one of 'low', 'medium', 'high', 'critical'"
+
+
+class TestRiskLevels:
+    """A file's risk_level is one of low, medium, high, critical, like side_effect_scope's list."""
+
+    @pytest.mark.parametrize("level", ["HIGH", "severe", "", " high"])
+    def test_unknown_refused(self, level: str) -> None:
+        """A typo or another scale would read as "not elevated": the file is refused instead."""
+        data = {"version": 1, "tools": {"deploy": {"risk_level": level}}}
+        with pytest.raises(
+            InvalidSnapshotError, match=rf"^tools\.deploy\.risk_level: expected {RISK_CHOICES}; "
+        ) as raised:
+            load_policy(data)
+        assert (raised.value.path, raised.value.value) == ("tools.deploy.risk_level", level)
+
+    @pytest.mark.parametrize(
+        ("level", "outcome"),
+        [("low", "proceed"), ("medium", "proceed"), ("high", "pending"), ("critical", "pending")],
+    )
+    def test_known_levels(self, level: str, outcome: str) -> None:
+        """The four levels load; high and critical are elevated."""
+        policy = load_policy(
+            {"version": 1, "tools": {"deploy": {"risk_level": level, "side_effect_scope": "none"}}}
+        )
+        assert policy.evaluate(ToolCall("deploy")).outcome == outcome
+
+    def test_python_api_keeps_the_gem_reading(self) -> None:
+        """Built in Python, an unknown level still reads as not elevated (lint reports it)."""
+        policy = ApprovalPolicy(
+            queue=ApprovalQueue(), tools={"deploy": {"risk_level": "HIGH", "side_effect_scope": "none"}}
+        )
+        assert policy.evaluate(ToolCall("deploy")).outcome == "proceed"
+
+
+def warned_regex() -> str:
+    """A regex source Python warns about, new to this process (re and the rules cache compiled ones)."""
+    return f"[[{uuid.uuid4().hex}]"
+
+
+class TestWarningsAsErrors:
+    """Under -W error a regex Python warns about is an InvalidSnapshotError naming the file and field."""
+
+    def test_file(self, tmp_path: Path) -> None:
+        """The error names the file and the regex's source field, and says what Python warned."""
+        source = warned_regex()
+        file = tmp_path / "p.json"
+        file.write_text(
+            json.dumps(
+                {
+                    "version": 1,
+                    "rules": rules(rule("deny", "bash", {"type": "regexp", "source": source, "flags": ""})),
+                }
+            )
+        )
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(
+                InvalidSnapshotError,
+                match=re.escape(
+                    "p.json: rules.rules[0].argument_pattern.source: expected a regex Python does not warn "
+                    f"about (FutureWarning: Possible nested set at position 1); got '{source}'"
+                ),
+            ) as raised:
+                load_policy(file)
+        assert (raised.value.path, raised.value.value) == ("rules.rules[0].argument_pattern.source", source)
+
+    @pytest.mark.parametrize(
+        ("build", "path"),
+        [
+            pytest.param(
+                lambda source: {
+                    "require_approval": ["a", {"type": "regexp", "source": source, "flags": "i"}]
+                },
+                "require_approval[1].source",
+                id="require-approval",
+            ),
+            pytest.param(
+                lambda source: {
+                    "rules": {
+                        "version": 1,
+                        "project_rules": rules(
+                            rule("ask", {"type": "regexp", "source": source, "flags": ""})
+                        ),
+                    }
+                },
+                "rules.project_rules.rules[0].tool_pattern.source",
+                id="rule-set-layer",
+            ),
+        ],
+    )
+    def test_mapping(self, build: Callable[[str], dict[str, Any]], path: str) -> None:
+        """Parsed data gets the same error, naming the field."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            with pytest.raises(
+                InvalidSnapshotError,
+                match=rf"^{re.escape(path)}: expected a regex Python does not warn about",
+            ) as raised:
+                load_policy({"version": 1, **build(warned_regex())})
+        assert raised.value.path == path
+
+    def test_only_a_warning_otherwise(self) -> None:
+        """With warnings only shown, the policy loads, as Python compiles the regex."""
+        source = warned_regex()
+        with warnings.catch_warnings(record=True) as shown:
+            warnings.simplefilter("always")
+            policy = load_policy(
+                {"version": 1, "require_approval": {"type": "regexp", "source": source, "flags": ""}}
+            )
+        assert [type(warning.message) for warning in shown] == [FutureWarning]
+        assert policy.evaluate(ToolCall("x")).outcome == "proceed"
 
 
 class TestGrantsPath:

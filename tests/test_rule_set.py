@@ -13,6 +13,17 @@ from hypothesis import strategies as st
 from ask_permissions import PermissionRules, PermissionRuleSet, RuleMatch
 from ask_permissions.typing import Decision
 
+from .hostile import (
+    HUGE_INT,
+    HostileDict,
+    HostileObject,
+    HostileStr,
+    assert_reads_or_rejects,
+    assert_refused,
+    circular_dict,
+    hostile_snapshots,
+    nested,
+)
 from .reference import reference_classify, reference_compose
 from .strategies import (
     RuleSpec,
@@ -21,6 +32,7 @@ from .strategies import (
     calls,
     json_values,
     mutate,
+    permission_rules,
     restored_or_rejected,
     rule_specs,
 )
@@ -411,3 +423,52 @@ class TestProperties:
         if restored is not None:
             name, args = data.draw(calls)
             assert restored.classify(name, args) in (None, "allow", "ask", "deny")
+
+
+_LAYER = {"version": 1, "rules": []}
+
+HOSTILE_SNAPSHOTS = [
+    pytest.param({"version": HUGE_INT}, "version", id="huge-version"),
+    pytest.param(
+        {"version": 1, "default_rules": {"version": HUGE_INT, "rules": []}},
+        "default_rules.version",
+        id="huge-layer-version",
+    ),
+    pytest.param({"version": 1, "project_rules": nested(5000)}, "project_rules", id="deep-layer"),
+    pytest.param(nested(5000), "", id="deep-root"),
+    pytest.param(
+        {"version": 1, "default_rules": HostileDict(_LAYER)}, "default_rules", id="hostile-dict-layer"
+    ),
+    pytest.param(HostileDict(version=1), "", id="hostile-dict-root"),
+    pytest.param({"version": 1, HostileStr("default_rules"): _LAYER}, "", id="hostile-str-key"),
+    pytest.param({"version": 1, "project_rules": HostileObject()}, "project_rules", id="hostile-object"),
+    pytest.param({**circular_dict()}, "self", id="circular"),
+]
+
+
+class TestHostileSnapshots:
+    """from_snapshot raises InvalidSnapshotError for any input, with a message that formats and is short."""
+
+    @pytest.mark.parametrize(("snapshot", "path"), HOSTILE_SNAPSHOTS)
+    def test_refused(self, snapshot: object, path: str) -> None:
+        """The error is InvalidSnapshotError at the path, its message a bounded preview."""
+        assert_refused(PermissionRuleSet.from_snapshot, snapshot, path)
+
+    @given(
+        snapshot=hostile_snapshots(
+            st.builds(
+                lambda default, project: PermissionRuleSet(
+                    default_rules=default, project_rules=project
+                ).snapshot(),
+                permission_rules(),
+                permission_rules(),
+            )
+        )
+    )
+    @settings(max_examples=150, deadline=None)
+    def test_fuzz(self, snapshot: object) -> None:
+        """A valid snapshot with one hostile node or key restores (and then classifies) or is refused."""
+        restored = assert_reads_or_rejects(PermissionRuleSet.from_snapshot, snapshot)
+        if restored is not None:
+            assert restored.classify("bash", {"command": "ls"}) in (None, "allow", "ask", "deny")
+            json.dumps(restored.snapshot())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import re
@@ -23,8 +24,20 @@ from ask_permissions import (
     Rule,
     RuleMatch,
 )
-from ask_permissions.rules._patterns import serialize_arguments
+from ask_permissions.rules._patterns import serialize_arguments, tool_pattern_matches
 
+from .hostile import (
+    HUGE_INT,
+    HostileDict,
+    HostileList,
+    HostileObject,
+    HostileStr,
+    assert_reads_or_rejects,
+    assert_refused,
+    circular_dict,
+    hostile_snapshots,
+    nested,
+)
 from .reference import reference_classify
 from .strategies import (
     RuleSpec,
@@ -34,10 +47,13 @@ from .strategies import (
     calls,
     json_values,
     mutate,
+    permission_rules,
     restored_or_rejected,
     rule_lists,
     rule_specs,
+    tool_names,
 )
+from .test_names import FOLDED_TO_BASH
 from .threads import JOIN_TIMEOUT, join, start
 
 
@@ -188,7 +204,22 @@ DANGEROUS_CASES = [
     pytest.param("allow", "bash", "ls -la", False, "allow", id="restricted-substring"),
     pytest.param("allow", "bash", re.compile("^ls"), False, "allow", id="restricted-regex"),
     pytest.param("allow", "read_file", None, False, "allow", id="safe-tool"),
-    pytest.param("allow", "Bash", None, False, "allow", id="names-are-case-sensitive"),
+    pytest.param("allow", "Bash", None, True, "ask", id="folded-name"),
+    pytest.param(
+        "allow", "\uff22\uff21\uff33\uff28\u200b ", None, True, "ask", id="folded-fullwidth-invisible"
+    ),
+    pytest.param("allow", re.compile("^(Bash|Read)$"), None, True, "ask", id="regex-matching-title-case"),
+    pytest.param("allow", re.compile("^CODE$"), None, True, "ask", id="regex-matching-upper-case"),
+    pytest.param("allow", "bash", "{", True, "ask", id="hardening-brace"),
+    pytest.param("allow", "bash", '"', True, "ask", id="hardening-quote"),
+    pytest.param("allow", "bash", "command", True, "ask", id="hardening-key-name"),
+    pytest.param("allow", "bash", '"command":"', True, "ask", id="hardening-key-and-quote"),
+    pytest.param("allow", "bash", re.compile("."), True, "ask", id="hardening-dot"),
+    pytest.param("allow", "bash", re.compile(r"\S"), True, "ask", id="hardening-non-space"),
+    pytest.param("allow", "bash", re.compile("(?s).+"), True, "ask", id="hardening-dotall-plus"),
+    pytest.param("allow", "bash", re.compile("^{}$"), True, "ask", id="hardening-empty-object"),
+    pytest.param("allow", "bash", '"command":"ls', False, "allow", id="restricted-command-prefix"),
+    pytest.param("allow", "bash", re.compile(r"\w{8}"), False, "allow", id="restricted-longer-than-probes"),
     pytest.param("allow", "all", None, False, "allow", id="string-all-is-a-name"),
     pytest.param("allow", "bashful", None, False, "allow", id="exact-name-not-prefix"),
     pytest.param("allow", re.compile("^read_"), None, False, "allow", id="regex-missing-all"),
@@ -975,3 +1006,282 @@ class TestArgumentsStrategy:
     def test_arguments_serialize(self, args: object) -> None:
         """Every generated argument value serializes to a str."""
         assert isinstance(serialize_arguments(args), str)
+
+
+# Names a model may write for "bash": each equals "bash" once folded.
+LOOK_ALIKES = [name for name in FOLDED_TO_BASH if name != "bash"]
+
+
+class TestFoldedToolNames:
+    """Deny and ask rules also match names equal to theirs after folding; allow rules match exactly."""
+
+    @pytest.mark.parametrize("name", LOOK_ALIKES, ids=ascii)
+    def test_deny_meets_folded_names(self, name: str) -> None:
+        """A deny for bash denies the call whatever case, width, padding or invisible characters it uses."""
+        rules = PermissionRules().deny("bash")
+        assert rules.classify(name) == "deny"
+        match = rules.explain(name)
+        assert match is not None
+        assert match.rule is rules.rules[0]
+        assert match.rule.matches(name)
+
+    @pytest.mark.parametrize("name", LOOK_ALIKES, ids=ascii)
+    def test_ask_with_arguments_meets_folded_names(self, name: str) -> None:
+        """An ask rule with an argument pattern matches a folded name with those arguments only."""
+        rules = PermissionRules().ask("bash", "rm -rf")
+        assert rules.classify(name, {"command": "rm -rf /"}) == "ask"
+        assert rules.classify(name, {"command": "ls"}) is None
+
+    @pytest.mark.parametrize("name", LOOK_ALIKES, ids=ascii)
+    def test_allow_matches_exactly(self, name: str) -> None:
+        """An allow for bash does not allow a name that only folds to bash."""
+        rules = PermissionRules().allow("bash", "ls")
+        assert rules.classify(name, {"command": "ls"}) is None
+        assert rules.classify("bash", {"command": "ls"}) == "allow"
+
+    def test_pattern_written_in_another_case(self) -> None:
+        """deny("Bash") denies bash and BASH: the rule's own name is folded too."""
+        rules = PermissionRules().deny("Bash")
+        assert rules.classify("bash") == rules.classify("BASH") == rules.classify("Bash") == "deny"
+
+    def test_regex_deny_tries_the_folded_name(self) -> None:
+        """A regex deny is searched in the name as given and in its folded form."""
+        rules = PermissionRules().deny(re.compile(r"^mcp__shell__"))
+        assert rules.classify("mcp__shell__run") == "deny"
+        assert rules.classify("MCP__Shell__run") == "deny"
+        assert rules.classify("\u200bmcp__shell__run") == "deny"
+        assert rules.classify("mcp__other__run") is None
+
+    def test_regex_allow_is_searched_as_given(self) -> None:
+        """A regex allow is searched in the name as given only."""
+        rules = PermissionRules().allow(re.compile("^read_"))
+        assert rules.classify("read_file") == "allow"
+        assert rules.classify("READ_file") is None
+
+    def test_folding_can_only_add_asks_and_denies(self) -> None:
+        """A folded name reaches the deny placed after an allow it would otherwise not pass."""
+        rules = PermissionRules().allow("bash", "ls").deny("bash")
+        assert rules.classify("bash", {"command": "ls"}) == "allow"
+        assert rules.classify("Bash", {"command": "ls"}) == "deny"
+
+    def test_first_match_still_wins(self) -> None:
+        """Folding changes which rules match, not the order: an earlier ask beats a later deny."""
+        rules = PermissionRules().ask("bash").deny(ALL, "rm -rf")
+        assert rules.classify("Bash", {"command": "rm -rf /"}) == rules.classify(
+            "bash", {"command": "rm -rf /"}
+        )
+        assert rules.classify("Bash", {"command": "rm -rf /"}) == "ask"
+
+    def test_other_names_do_not_fold_together(self) -> None:
+        """bashful, b-ash and ba sh are other tools."""
+        rules = PermissionRules().deny("bash")
+        assert [rules.classify(name) for name in ("bashful", "b-ash", "ba sh", "bas")] == [None] * 4
+
+    def test_rule_value_unchanged(self) -> None:
+        """The folded form is derived: rules compare, repr and snapshot as before."""
+        rule = PermissionRules().deny("Bash").rules[0]
+        assert rule == Rule("deny", "Bash", None, False, "deny")
+        assert repr(rule) == (
+            "Rule(decision='deny', tool_pattern='Bash', argument_pattern=None, dangerous=False, "
+            "effective_decision='deny')"
+        )
+        renamed = dataclasses.replace(rule, tool_pattern="Shell")
+        assert renamed.tool_matches("SHELL")
+        assert not renamed.tool_matches("bash")
+
+    def test_non_string_name_does_not_match(self) -> None:
+        """Rule.tool_matches of a non-string is False for an exact-name deny, as before."""
+        assert PermissionRules().deny("bash").rules[0].tool_matches(1) is False  # type: ignore[arg-type]
+
+    @given(
+        specs=rule_lists, auto=st.booleans(), probes=st.lists(st.tuples(tool_names, arguments), max_size=6)
+    )
+    @settings(max_examples=150, deadline=None)
+    def test_only_ever_more_blocking(self, specs: list[RuleSpec], auto: bool, probes: list[Any]) -> None:
+        """Against an exact-names scan, folding only ever turns a decision into ask or deny."""
+        rules = build_rules(specs, auto_allow_dangerous=auto)
+        for name, args in probes:
+            for variant in (name, name.upper(), f" {name}\u200b"):
+                exact = next(
+                    (
+                        rule.effective_decision
+                        for rule in rules.rules
+                        if tool_pattern_matches(rule.tool_pattern, variant) and rule.argument_matches(args)
+                    ),
+                    None,
+                )
+                decision = rules.classify(variant, args)
+                assert decision == exact or decision in ("ask", "deny")
+
+
+class TestDangerousTools:
+    """dangerous_tools= extends the gem's three names for one ruleset; DANGEROUS_TOOLS stays the gem's."""
+
+    def test_added_names_are_guarded(self) -> None:
+        """An unrestricted allow of an added name is downgraded to ask; a restricted one stays an allow."""
+        rules = PermissionRules(dangerous_tools=["sh", "python"]).allow("sh").allow("python", "--version")
+        assert [rule.effective_decision for rule in rules.rules] == ["ask", "allow"]
+        assert rules.classify("sh") == "ask"
+        assert rules.dangerous_rules == [rules.rules[0]]
+
+    def test_gem_names_still_guarded(self) -> None:
+        """The gem's three stay dangerous whatever is added."""
+        rules = PermissionRules(dangerous_tools=["sh"]).allow("bash").allow("code").allow("repl")
+        assert len(rules.dangerous_rules) == 3
+        assert DANGEROUS_TOOLS == ("bash", "code", "repl")
+
+    def test_added_names_compare_folded(self) -> None:
+        """An added name and an allow's name are compared folded, and regexes try each spelling."""
+        rules = (
+            PermissionRules(dangerous_tools=["Terminal"])
+            .allow("terminal")
+            .allow("TERMINAL")
+            .allow(re.compile("^Terminal$"))
+            .allow(re.compile("^term"))
+        )
+        assert [rule.dangerous for rule in rules.rules] == [True, True, True, True]
+
+    def test_reader_property(self) -> None:
+        """dangerous_tools reads back the names as given, duplicates dropped, as a fresh list."""
+        rules = PermissionRules(dangerous_tools=("sh", "shell", "sh"))
+        assert rules.dangerous_tools == ["sh", "shell"]
+        rules.dangerous_tools.clear()
+        assert rules.dangerous_tools == ["sh", "shell"]
+        assert PermissionRules().dangerous_tools == []
+
+    def test_repr_shows_added_names(self) -> None:
+        """The repr names the added tools when there are some."""
+        assert repr(PermissionRules(dangerous_tools=["sh"]).allow("x")) == (
+            "<PermissionRules rules=1 dangerous_tools=['sh']>"
+        )
+        assert repr(PermissionRules()) == "<PermissionRules rules=0>"
+
+    @pytest.mark.parametrize(
+        ("value", "error", "match"),
+        [
+            pytest.param(
+                "sh",
+                TypeError,
+                r"^dangerous_tools: expected an iterable of tool names, not a string",
+                id="bare-string",
+            ),
+            pytest.param(
+                ["sh", 1],
+                TypeError,
+                r"^dangerous_tools\[1\]: expected a non-empty string; got 1$",
+                id="number",
+            ),
+            pytest.param(
+                [""], ValueError, r"^dangerous_tools\[0\]: expected a non-empty string; got ''$", id="empty"
+            ),
+            pytest.param(
+                5,
+                TypeError,
+                r"^dangerous_tools: expected an iterable of tool names; got 5$",
+                id="not-iterable",
+            ),
+        ],
+    )
+    def test_bad_names(self, value: Any, error: type[Exception], match: str) -> None:
+        """dangerous_tools takes an iterable of non-empty names, and says which entry is wrong."""
+        with pytest.raises(error, match=match):
+            PermissionRules(dangerous_tools=value)
+
+    def test_snapshot_key_only_when_given(self) -> None:
+        """Without added names the snapshot is the gem's format; with them, it carries the key."""
+        assert "dangerous_tools" not in PermissionRules().allow("bash").snapshot()
+        snapshot = PermissionRules(dangerous_tools=["sh", "Python"]).allow("sh").snapshot()
+        assert snapshot["dangerous_tools"] == ["sh", "Python"]
+        restored = PermissionRules.from_snapshot(json.loads(json.dumps(snapshot)))
+        assert restored.dangerous_tools == ["sh", "Python"]
+        assert restored.classify("sh") == "ask"
+        assert restored.snapshot() == snapshot
+
+    def test_snapshot_without_the_key_restores_the_gem_guard(self) -> None:
+        """A snapshot with no dangerous_tools restores a ruleset without added names; [] means the same."""
+        data = {"version": 1, "rules": [_rule(tool_pattern={"type": "string", "value": "sh"})]}
+        assert PermissionRules.from_snapshot(data).classify("sh") == "allow"
+        assert PermissionRules.from_snapshot({**data, "dangerous_tools": []}).dangerous_tools == []
+
+    @pytest.mark.parametrize(
+        ("value", "path", "message"),
+        [
+            pytest.param("sh", "dangerous_tools", "expected an array; got 'sh'", id="string"),
+            pytest.param(["sh", ""], "dangerous_tools[1]", "expected a non-empty string; got ''", id="empty"),
+            pytest.param([1], "dangerous_tools[0]", "expected a non-empty string; got 1", id="number"),
+            pytest.param(
+                [HUGE_INT],
+                "dangerous_tools[0]",
+                "expected a non-empty string; got <int of about",
+                id="huge-int",
+            ),
+            pytest.param(None, "dangerous_tools", "expected an array; got None", id="null"),
+        ],
+    )
+    def test_snapshot_is_read_strictly(self, value: object, path: str, message: str) -> None:
+        """A bad dangerous_tools value is an InvalidSnapshotError naming it."""
+        assert_snapshot_error(
+            PermissionRules.from_snapshot, _snapshot(dangerous_tools=value), path, re.escape(message)
+        )
+
+
+# Snapshots no JSON parser returns; each must be refused with InvalidSnapshotError, its message formatted.
+HOSTILE_SNAPSHOTS = [
+    pytest.param(_snapshot(version=HUGE_INT), "version", id="huge-version"),
+    pytest.param(_snapshot(auto_allow_dangerous=HUGE_INT), "auto_allow_dangerous", id="huge-flag"),
+    pytest.param(_snapshot(_rule(decision=HUGE_INT)), "rules[0].decision", id="huge-decision"),
+    pytest.param(_snapshot(_rule(decision=HostileObject())), "rules[0].decision", id="raising-eq-decision"),
+    pytest.param(
+        _snapshot(_rule(tool_pattern={"type": HostileObject()})),
+        "rules[0].tool_pattern.type",
+        id="raising-type",
+    ),
+    pytest.param(
+        _snapshot(_rule(argument_pattern={"type": "regexp", "source": "x", "flags": HUGE_INT})),
+        "rules[0].argument_pattern.flags",
+        id="huge-regex-flags",
+    ),
+    pytest.param(_snapshot(nested(5000)), "rules[0]", id="deep-rule"),
+    pytest.param(_snapshot(rules=nested(5000)), "rules[0].a", id="deep-rules"),
+    pytest.param(nested(5000), "", id="deep-root"),
+    pytest.param(HostileDict(version=1, rules=[]), "", id="hostile-dict-root"),
+    pytest.param(_snapshot(rules=HostileList([])), "", id="hostile-list-rules"),
+    pytest.param(_snapshot(_rule(tool_pattern=HostileDict(type="all"))), "", id="hostile-dict-pattern"),
+    pytest.param({**circular_dict(), "rules": []}, "self", id="circular"),
+    pytest.param(HostileObject(), "", id="hostile-object-root"),
+]
+
+
+class TestHostileSnapshots:
+    """from_snapshot raises InvalidSnapshotError for any input, with a message that formats and is short."""
+
+    @pytest.mark.parametrize(("snapshot", "path"), HOSTILE_SNAPSHOTS)
+    def test_refused(self, snapshot: object, path: str) -> None:
+        """The error is InvalidSnapshotError at the path, and its message is a bounded preview."""
+        assert_refused(PermissionRules.from_snapshot, snapshot, path)
+
+    def test_str_subclasses_are_read_as_their_text(self) -> None:
+        """Hostile str subclasses in names, sources and flags restore as plain text that classifies."""
+        restored = PermissionRules.from_snapshot(
+            _snapshot(
+                _rule(
+                    decision=HostileStr("deny"),
+                    tool_pattern={"type": HostileStr("string"), "value": HostileStr("bash")},
+                    argument_pattern={"type": "regexp", "source": HostileStr("rm"), "flags": HostileStr("i")},
+                ),
+            )
+        )
+        rule = restored.rules[0]
+        assert type(rule.tool_pattern) is str
+        assert restored.classify("bash", {"command": "RM -rf"}) == "deny"
+        assert restored.snapshot()["rules"][0]["tool_pattern"] == {"type": "string", "value": "bash"}
+
+    @given(snapshot=hostile_snapshots(permission_rules().map(lambda rules: rules.snapshot())))
+    @settings(max_examples=150, deadline=None)
+    def test_fuzz(self, snapshot: object) -> None:
+        """A valid snapshot with one hostile node or key restores (and then classifies) or is refused."""
+        restored = assert_reads_or_rejects(PermissionRules.from_snapshot, snapshot)
+        if restored is not None:
+            for name in ("bash", "read_file", "Bash"):
+                assert restored.classify(name, {"command": "ls"}) in (None, "allow", "ask", "deny")
+            json.dumps(restored.snapshot())

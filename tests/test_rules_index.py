@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import functools
 import re
+import sys
 import threading
+import tracemalloc
 from typing import Any, TypeAlias
 from unittest import mock
 
@@ -39,10 +41,16 @@ _ARGUMENT_REGEXES = (
 )
 _TEXTS = ("rm -rf /", "select 1", "/etc/passwd", "é", "", "ls")
 
-tool_names = st.one_of(
+_plain_names = st.one_of(
     st.sampled_from(_FIXED_NAMES),
     st.from_regex(r"mcp__srv[0-9]{1,2}__[a-z]{1,2}", fullmatch=True),
     st.text(alphabet="abcx_", min_size=1, max_size=4),
+)
+# The spellings that fold to a plain name: deny and ask rules match them too, so the index must as well.
+_SPELLINGS = (str.upper, str.title, lambda name: f" {name}\u200b", lambda name: name.replace("a", "\uff41"))
+tool_names = st.one_of(
+    _plain_names,
+    st.builds(lambda spell, name: spell(name), st.sampled_from(_SPELLINGS), _plain_names),
 )
 tool_patterns = st.one_of(st.just(ALL), tool_names, st.sampled_from(_TOOL_REGEXES))
 argument_patterns = st.one_of(
@@ -148,6 +156,83 @@ class TestVersions:
         """An unhashable tool name is a TypeError naming the field, not a cache error."""
         with pytest.raises(TypeError, match="tool_name: expected a string"):
             PermissionRules().allow("x").classify(["x"])  # type: ignore[arg-type]
+
+
+def _reference_counts(values: list[str]) -> list[int]:
+    """How many references each value has (a reference more means someone else keeps it)."""
+    return [sys.getrefcount(value) for value in values]
+
+
+class TestCacheSize:
+    """The cache holds a bounded number of characters, and never a name longer than a small limit."""
+
+    def test_long_name_is_classified_but_not_kept(self) -> None:
+        """A megabyte name is classified as the scan says, and the ruleset keeps no reference to it."""
+        rules = PermissionRules().deny(re.compile("^x{10}")).deny("y" * 300)
+        for name in ("x" * 1_000_000, "Y" * 300, "z" * 1_000_000):
+            before = sys.getrefcount(name)
+            check(rules, name, {"command": "ls"})
+            check(rules, name, {"command": "ls"})
+            assert sys.getrefcount(name) == before
+
+    def test_names_up_to_the_limit_are_kept(self) -> None:
+        """A name of _CACHED_NAME_LIMIT characters is cached: classifying it again builds no candidates."""
+        rules = PermissionRules().deny(ALL, "rm")
+        name = "t" * _rules._CACHED_NAME_LIMIT
+        before = sys.getrefcount(name)
+        rules.classify(name)
+        assert sys.getrefcount(name) == before + 1
+        with mock.patch.object(PermissionRules, "_candidates", side_effect=AssertionError("not cached")):
+            assert rules.classify(name, {"c": "rm"}) == "deny"
+
+    def test_total_characters_bounded(self) -> None:
+        """1024 names just under the length limit: the ruleset keeps at most the character budget of them."""
+        rules = PermissionRules().allow(re.compile("^tool_"))
+        names = [f"tool_{number:04d}_" + "n" * (_rules._CACHED_NAME_LIMIT - 10) for number in range(1024)]
+        baseline = _reference_counts(names)
+        for name in names:
+            assert rules.classify(name) == "allow"
+        after = _reference_counts(names)
+        kept = [name for name, before, now in zip(names, baseline, after, strict=True) if now > before]
+        assert 0 < sum(map(len, kept)) <= _rules._CANDIDATE_CACHE_CHARS
+        assert kept == names[-len(kept) :]  # the newest names, the oldest out first
+        assert all(rules.classify(name) == "allow" for name in names)
+
+    def test_memory_of_many_huge_names_is_not_held(self) -> None:
+        """Classifying a hundred 100 KB names leaves the ruleset holding well under one of them."""
+        rules = PermissionRules().deny(re.compile("^huge_")).allow("read_file")
+        rules.classify("read_file")
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for number in range(100):
+                assert rules.classify(f"huge_{number}_" + "h" * 100_000) == "deny"
+            held = tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+        assert held < 50_000
+
+    @settings(max_examples=100, deadline=None)
+    @given(
+        specs=st.lists(rule_specs, min_size=1, max_size=8),
+        names=st.lists(
+            st.builds(lambda name, pad: name + "_" * pad, tool_names, st.integers(0, 12)), max_size=30
+        ),
+    )
+    def test_character_budget_agrees_with_scan(self, specs: list[Spec], names: list[str]) -> None:
+        """With a budget of 40 characters and a name limit of 10, every name classifies as the scan does."""
+        with (
+            mock.patch.object(_rules, "_CANDIDATE_CACHE_CHARS", 40),
+            mock.patch.object(_rules, "_CACHED_NAME_LIMIT", 10),
+        ):
+            rules = PermissionRules()
+            for spec in specs:
+                rules.add(*spec)
+            for name in names + names:
+                check(rules, name, {"command": "rm -rf /"})
+                cached = rules._state.candidates
+                assert sum(map(len, cached)) == rules._state.cached_chars <= 40
+                assert all(len(cached_name) <= 10 for cached_name in cached)
 
 
 class TestSerialization:

@@ -8,10 +8,14 @@ from ._errors import InvalidSnapshotError, PermissionsError
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
+from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
+from .policy._command_hooks import CommandHook
 from .policy._digest import args_digest
 from .policy._gate import Approval, Permissions
+from .policy._hooks import Hooks
+from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
-from .policy._records import DecisionLayer, DecisionRecord, MatchedRule
+from .policy._records import DecisionRecord, MatchedRule
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
@@ -20,6 +24,7 @@ from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
 from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
 from .settings._policy_file import load_policy
+from .typing import DecisionLayer
 
 __all__ = [
     "ALL",
@@ -29,12 +34,17 @@ __all__ = [
     "ApprovalPolicy",
     "ApprovalQueue",
     "BlockResult",
+    "Check",
+    "CommandHook",
     "DecisionLayer",
     "DecisionRecord",
     "HookResult",
+    "Hooks",
     "InvalidSnapshotError",
     "MatchedRule",
+    "Outcome",
     "PendingResult",
+    "PermissionCheck",
     "PermissionRuleSet",
     "PermissionRules",
     "Permissions",
@@ -47,6 +57,9 @@ __all__ = [
     "ToolCall",
     "ToolMetadata",
     "__version__",
+    "allow_all",
     "args_digest",
+    "check",
+    "deny_all",
     "load_policy",
 ]

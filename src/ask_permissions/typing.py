@@ -2,20 +2,57 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import datetime
-from typing import Any, Literal, Protocol, TypeAlias
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Literal,
+    NotRequired,
+    Protocol,
+    Required,
+    TypeAlias,
+    TypedDict,
+    runtime_checkable,
+)
+
+if TYPE_CHECKING:
+    from ask_permissions._tool_call import ToolCall
+    from ask_permissions.policy._checks import PermissionCheck
+    from ask_permissions.policy._outcome import Outcome
+    from ask_permissions.policy._records import DecisionRecord
+    from ask_permissions.queue._queue import Action, ApprovalQueue
 
 __all__ = [
     "ActionStatus",
+    "Answer",
+    "ApprovalLayer",
+    "BlockResult",
     "Classifier",
     "Clock",
+    "CommandHookConfig",
     "Decision",
+    "DecisionLayer",
     "GrantsLike",
     "HookAction",
+    "HookFunction",
+    "HookMatcherConfig",
+    "HookResult",
+    "HooksConfig",
+    "LayeredMode",
     "Mode",
+    "OutcomeVerdict",
+    "PendingResult",
+    "PermissionDecision",
+    "PermissionRequest",
+    "PolicyLike",
+    "PreToolUseHook",
+    "ProceedResult",
+    "RecordVerdict",
     "ResolutionScope",
+    "Resolver",
     "RuleSetLayer",
+    "SettingsSourceName",
     "ToolCallLike",
 ]
 
@@ -33,11 +70,131 @@ Mode: TypeAlias = Literal["full_access", "ask_before_changes", "read_only"]
 """An access mode: ``"full_access"`` bypasses ordinary risk gates, ``"ask_before_changes"`` queues
 side-effecting tools, ``"read_only"`` blocks them."""
 
+OutcomeVerdict: TypeAlias = Literal["run", "refuse", "wait"]
+"""What a host does with a decided call: ``"run"`` the tool, ``"refuse"`` it (the model reads the reason), or
+``"wait"`` for a person."""
+
+RecordVerdict: TypeAlias = Literal[
+    "allow",
+    "allow_modified",
+    "deny",
+    "ask",
+    "ask_allowed",
+    "ask_denied",
+    "ask_unresolved",
+    "ask_expired",
+    "cancelled",
+]
+"""A decision record's verdict, in seed 001's vocabulary: ``allow`` / ``allow_modified`` (run, with replaced
+arguments) / ``deny``; ``ask`` before a person answers, then ``ask_allowed`` or ``ask_denied``;
+``ask_unresolved`` when nobody could answer (no resolver, or an unattended session), ``ask_expired`` past the
+ask's deadline, ``cancelled`` when the caller gave up waiting."""
+
+LayeredMode: TypeAlias = Literal["default", "acceptEdits", "plan", "bypassPermissions", "dontAsk", "auto"]
+"""A ``LayeredPolicy``'s mode (seed 002): ``default`` asks what no rule allows; ``acceptEdits`` also allows
+edits inside the working directories; ``plan`` allows only read-only tools; ``bypassPermissions`` allows what
+no deny rule, ask rule or safety check stops; ``dontAsk`` blocks what would ask; ``auto`` lets a reviewer
+answer asks."""
+
+SettingsSourceName: TypeAlias = Literal["managed", "user", "project", "local", "cli", "command", "session"]
+"""A settings source, highest priority first (seed 002's policySettings → session)."""
+
 ResolutionScope: TypeAlias = Literal["once", "session", "project"]
 """How far a person's approval reaches: this call only, the session, or the project."""
 
 RuleSetLayer: TypeAlias = Literal["default", "project"]
 """Which layer of a ``PermissionRuleSet`` a rule came from."""
+
+
+class ProceedResult(TypedDict):
+    """The tool call may run: ``{"action": "proceed"}``.
+
+    ``arguments`` appears only when a check, hook or layer replaced the model's arguments: run the tool
+    with these instead.
+    """
+
+    action: Literal["proceed"]
+    arguments: NotRequired[Any]
+
+
+class BlockResult(TypedDict):
+    """The tool call is refused: ``{"action": "block", "reason": "..."}``."""
+
+    action: Literal["block"]
+    reason: str
+
+
+class PendingResult(TypedDict):
+    """The tool call waits for a person: ``{"action": "pending", "action_id": 1, "reason": "..."}``.
+
+    ``action_id`` is the approval queue's id of the submitted action. ``arguments`` appears only when the
+    queued call's arguments replaced the model's (what a person approves is what runs); ``suggestions`` only
+    from policies that can offer rules a person could accept instead of a one-off yes.
+    """
+
+    action: Literal["pending"]
+    action_id: int
+    reason: str
+    arguments: NotRequired[Any]
+    suggestions: NotRequired[list[str]]
+
+
+HookResult: TypeAlias = ProceedResult | BlockResult | PendingResult
+"""Any of the three shapes a ``before_tool_call`` hook returns; ``result["action"]`` tells them apart."""
+
+
+ApprovalLayer: TypeAlias = Literal[
+    "hook",
+    "deny_rule",
+    "always_ask",
+    "read_only",
+    "check",
+    "allow_rule",
+    "session_grant",
+    "project_grant",
+    "ask_rule",
+    "full_access",
+    "ask_before_changes",
+    "elevated_risk",
+    "approval_required",
+    "default",
+]
+"""The layers of an ``ApprovalPolicy``, in the order it consults them: the names its records report. The
+gem's nine are here with hooks before them and the host's checks after the name-only guards; its fifth layer
+is two (session, then project grant), its eighth three, in its code order."""
+
+DecisionLayer: TypeAlias = ApprovalLayer | Literal["resolution"]
+"""The layer that decided a call, as a ``DecisionRecord`` reports it (``"resolution"``: a record of how an
+ask ended, when the record of the ask itself is no longer known)."""
+
+
+class PermissionRequest(TypedDict):
+    """What a person is asked to decide: the queued action, the call it stands for and why it waits.
+
+    ``error`` is there only when the person's previous answer could not be read; it says what was wrong.
+    JSON-safe as long as the tool's arguments are.
+    """
+
+    action_id: int
+    tool_call_id: str | None
+    tool: str
+    args: Any
+    reason: str
+    error: NotRequired[str]
+
+
+class PermissionDecision(TypedDict, total=False):
+    """A person's answer to a ``PermissionRequest``.
+
+    ``{"decision": "approve"}`` (optionally with ``"scope": "once" | "session" | "project"``),
+    ``{"decision": "reject"}`` (optionally with ``"feedback": "..."``, which reaches the model), or
+    ``{"decision": "queue"}``: the person decided through the policy or the queue itself; use its verdict.
+    """
+
+    decision: Required[Literal["approve", "reject", "queue"]]
+    scope: ResolutionScope
+    feedback: str | None
+
 
 Clock: TypeAlias = Callable[[], datetime]
 """A zero-argument callable returning an aware ``datetime``."""
@@ -66,3 +223,97 @@ class GrantsLike(Protocol):
     """A grants collaborator: answers whether a whole tool is granted."""
 
     def is_granted(self, tool_name: str) -> bool: ...
+
+
+class PolicyLike(Protocol):
+    """What the adapters, ``ask-permissions check`` and ``demo`` need of a policy: any policy of this
+    package, or a host's own with the same methods."""
+
+    @property
+    def queue(self) -> ApprovalQueue:
+        """The queue calls that wait for a person go into."""
+        ...
+
+    def before_tool_call(self, tool_call: object, context: object = None) -> HookResult:
+        """Decide one call (submitting it when a person must answer)."""
+        ...
+
+    def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
+        """Decide one call as a dry run, changing nothing."""
+        ...
+
+    def lookup(self, action_id: int) -> Action | None:
+        """The queued action with this id."""
+        ...
+
+    def approve(self, action_id: int, *, scope: ResolutionScope = "once") -> Action | None:
+        """Approve a queued action for a person, carrying its scope."""
+        ...
+
+    def reject(self, action_id: int, *, feedback: str | None = None) -> Action | None:
+        """Reject a queued action for a person."""
+        ...
+
+    def outcome(
+        self, result: HookResult, *, on_project_grant: Callable[[Action], object] | None = None
+    ) -> Outcome:
+        """What the host does with a decided call: run, refuse or wait."""
+        ...
+
+
+Answer: TypeAlias = "bool | Mapping[str, object]"
+"""A resolver's answer: ``True`` or ``False``, or a ``PermissionDecision`` (approve with a scope, reject with
+feedback)."""
+
+Resolver: TypeAlias = "Callable[[PermissionRequest], Answer | Awaitable[Answer]]"
+"""Answers an ask for ``policy.decide`` / ``adecide``: given the pending request, returns or awaits an
+``Answer``."""
+
+
+@runtime_checkable
+class PreToolUseHook(Protocol):
+    """Anything a policy's ``hooks=`` can run before the rules: a ``CommandHook``, or a host's own object.
+
+    ``matches`` says whether the hook applies to a tool; ``run`` answers for one call (``cwd`` and ``mode``
+    are the policy's, what a command hook tells its process). ``run`` must not raise for a hook that guards:
+    a command hook turns every failure into a deny.
+    """
+
+    @property
+    def hook_id(self) -> str:
+        """What records (``rule_id``) name the hook by: its command, or the function's name."""
+        ...
+
+    def matches(self, tool_name: str) -> bool: ...
+
+    def run(self, call: ToolCall, *, cwd: str, mode: str | None) -> PermissionCheck | None: ...
+
+
+HookFunction: TypeAlias = "Callable[[ToolCall], PermissionCheck | None]"
+"""A hook written in Python: a function of the call answering a ``PermissionCheck`` or ``None`` (pass)."""
+
+
+class CommandHookConfig(TypedDict):
+    """One command hook in a configuration: ``{"type": "command", "command": "...", "timeout": 10}``.
+
+    ``timeout`` is seconds (default 60, at most 600); ``shell`` runs the command with ``/bin/sh -c``.
+    """
+
+    type: Literal["command"]
+    command: str
+    timeout: NotRequired[float | None]
+    shell: NotRequired[bool | None]
+
+
+class HookMatcherConfig(TypedDict):
+    """The hooks for some tools: ``matcher`` is a tool name, ``"A|B"``, or ``"*"`` (or empty, or absent) for
+    every tool."""
+
+    matcher: NotRequired[str | None]
+    hooks: list[CommandHookConfig]
+
+
+class HooksConfig(TypedDict, total=False):
+    """A hooks configuration (policy files' ``hooks`` key): ``{"PreToolUse": [...]}``."""
+
+    PreToolUse: list[HookMatcherConfig] | None

@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, TypeAlias
 
-from ask_permissions import ApprovalPolicy, ApprovalQueue, PermissionRules, SessionPermissionGrants
+from ask_permissions import ApprovalPolicy, ApprovalQueue, Check, PermissionRules, SessionPermissionGrants
 
-__all__ = ["PLAN", "FetchTool", "Plan", "host_policy"]
+__all__ = ["PLAN", "POLICY_FILE", "FetchTool", "Plan", "Recorder", "host_policy"]
+
+# The host policy below as a policy file: every integration loads it in the cross-integration tests.
+POLICY_FILE = Path(__file__).with_name("policy.toml")
 
 Plan: TypeAlias = dict[str, list[tuple[str, dict[str, Any]]]]
 
@@ -32,11 +37,12 @@ class FetchTool:
 
 
 def host_policy(
-    queue_snapshot: object = None, grants_snapshot: object = None
+    queue_snapshot: object = None, grants_snapshot: object = None, checks: Sequence[Check] = ()
 ) -> tuple[ApprovalQueue, SessionPermissionGrants, ApprovalPolicy]:
     """A host process's queue, grants and policy, restored from the snapshots if given.
 
     read_file is allowed, delete_user denied, bash needs approval, and fetch is auto-approved by the queue.
+    ``checks`` are given to the policy as they are.
     """
     queue = ApprovalQueue(auto_approve={"fetch": True})
     if queue_snapshot is not None:
@@ -52,5 +58,35 @@ def host_policy(
         require_approval="bash",
         tools={"fetch": FetchTool()},
         session_grants=grants,
+        checks=checks,
     )
     return queue, grants, policy
+
+
+class Recorder:
+    """The agent's tools as plain functions (each framework wraps them its own way); records what ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[tuple[str, dict[str, Any]]] = []
+
+        def read_file(path: str) -> str:
+            """Read a file."""
+            self.ran.append(("read_file", {"path": path}))
+            return f"contents of {path}"
+
+        def bash(command: str) -> str:
+            """Run a shell command."""
+            self.ran.append(("bash", {"command": command}))
+            return f"ran {command}"
+
+        def delete_user(name: str) -> str:
+            """Delete a user."""
+            self.ran.append(("delete_user", {"name": name}))
+            return f"deleted {name}"
+
+        def fetch(url: str) -> str:
+            """Fetch a URL."""
+            self.ran.append(("fetch", {"url": url}))
+            return f"fetched {url}"
+
+        self.functions = [read_file, bash, delete_user, fetch]

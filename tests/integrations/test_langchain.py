@@ -19,17 +19,17 @@ from langchain_core.tools import BaseTool, tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.types import Command
 
-from ask_permissions import Action
+from ask_permissions import Action, Check, PermissionCheck, check
 from ask_permissions.integrations.langchain import PermissionMiddleware
 
 from .scenarios import PLAN, Plan, host_policy
 
-# Resume values that are not decisions: what they are, the error they raise, and its message.
+# Resume values that are not decisions, and what the repeated request's error says about each.
 MALFORMED_DECISIONS = [
-    pytest.param("yes", TypeError, "expected a PermissionDecision", id="not-a-mapping"),
-    pytest.param({"decision": "maybe"}, ValueError, "'approve', 'reject' or 'queue'", id="unknown"),
-    pytest.param({"decision": "approve", "scope": "forever"}, ValueError, "decision.scope", id="bad-scope"),
-    pytest.param({"decision": "reject", "feedback": 3}, ValueError, "decision.feedback", id="bad-feedback"),
+    pytest.param("yes", "expected a PermissionDecision", id="not-a-mapping"),
+    pytest.param({"decision": "aprove"}, "'approve', 'reject' or 'queue'; got 'aprove'", id="misspelt"),
+    pytest.param({"decision": "approve", "scope": "forever"}, "decision.scope", id="bad-scope"),
+    pytest.param({"decision": "reject", "feedback": 3}, "decision.feedback", id="bad-feedback"),
 ]
 
 
@@ -120,9 +120,10 @@ class Host:
         queue_snapshot: object = None,
         grants_snapshot: object = None,
         on_project_grant: Callable[[Action], object] | None = None,
+        checks: Sequence[Check] = (),
     ) -> None:
         self.saver = saver or InMemorySaver()
-        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot)
+        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot, checks)
         self.on_project_grant = on_project_grant
         self.tools = Tools()
         self.model = ScriptedChatModel(plan=PLAN)
@@ -290,17 +291,53 @@ class TestPending:
         assert host.tools.ran == [("bash", {"command": "pwd"})]
         assert _reply(state) == "bash: ran pwd | bash: The call to 'bash' was rejected: no"
 
-    @pytest.mark.parametrize(("decision", "error", "match"), MALFORMED_DECISIONS)
-    def test_malformed_decision_is_refused(
-        self, decision: object, error: type[Exception], match: str
+    @pytest.mark.parametrize(("decision", "match"), MALFORMED_DECISIONS)
+    def test_malformed_decision_asks_again_and_a_corrected_one_works(
+        self, decision: object, match: str
     ) -> None:
-        """A resume value that is not a decision raises, and neither runs the tool nor resolves the action."""
+        """An unreadable resume pauses again saying what was wrong; nothing runs; a corrected resume works."""
         host = Host()
         _pause(host, "list")
-        with pytest.raises(error, match=match):
-            host.resume(decision)
+        (again,) = _interrupts(host.resume(decision))
+        assert again.value["action_id"] == 1
+        assert match in again.value["error"]
         assert host.tools.ran == []
         assert host.queue.is_pending(1)
+        state = host.resume({"decision": "approve"})
+        assert not _interrupts(state)
+        assert host.tools.ran == [("bash", {"command": "ls"})]
+        assert host.queue[1] is not None
+        assert host.queue[1].is_approved
+
+    def test_a_second_malformed_answer_still_leaves_a_way_out(self) -> None:
+        """Two bad answers in a row pause twice; a rejection afterwards reaches the model."""
+        host = Host()
+        _pause(host, "list")
+        host.resume({"decision": "aprove"})
+        (again,) = _interrupts(host.resume({"decision": "rejct"}))
+        assert "got 'rejct'" in again.value["error"]
+        state = host.resume({"decision": "reject", "feedback": "not now"})
+        assert not _interrupts(state)
+        assert host.tools.ran == []
+        assert host.model.seen[-1].content == "The call to 'bash' was rejected: not now"
+
+
+class TestConstruction:
+    """The middleware checks what it is given."""
+
+    def test_a_queue_is_not_a_policy(self) -> None:
+        """Passing the queue where the policy belongs is a TypeError that says so."""
+        queue, _, _ = host_policy()
+        with pytest.raises(
+            TypeError, match=r"PermissionMiddleware: policy: .*\(pass the policy, not its queue\)"
+        ):
+            PermissionMiddleware(queue)  # type: ignore[arg-type]
+
+    def test_the_project_hook_must_be_callable(self) -> None:
+        """on_project_grant must be callable or None."""
+        _, _, policy = host_policy()
+        with pytest.raises(TypeError, match="on_project_grant: expected a callable or None"):
+            PermissionMiddleware(policy, on_project_grant="store")  # type: ignore[arg-type]
 
 
 class TestAutoApproval:
@@ -413,3 +450,17 @@ class TestMiddleware:
         middleware = PermissionMiddleware(host.policy)
         assert middleware.policy is host.policy
         assert repr(middleware).startswith("<PermissionMiddleware policy=")
+
+
+class TestRewrittenArguments:
+    """A check that rewrites the arguments makes the tool run with the new ones."""
+
+    def test_the_tool_runs_with_the_replaced_arguments(self) -> None:
+        """bash is allowed once its command is made harmless; the tool sees the rewrite, not the model's."""
+        harmless = check(
+            lambda call: PermissionCheck.modify({"command": "ls -1"}) if call.name == "bash" else None,
+            rule_id="harmless",
+        )
+        host = Host(checks=[harmless])
+        host.say("list")
+        assert host.tools.ran == [("bash", {"command": "ls -1"})]

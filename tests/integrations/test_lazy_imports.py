@@ -10,7 +10,7 @@ import pytest
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai")
+FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents", "google.adk", "mcp")
 
 # Each adapter module, and the extra its error message must name when its framework is missing.
 ADAPTERS = [
@@ -23,6 +23,14 @@ ADAPTERS = [
         "ask-permissions[pydantic-ai]",
         id="pydantic-ai",
     ),
+    pytest.param(
+        "ask_permissions.integrations.openai_agents",
+        "agents",
+        "ask-permissions[openai-agents]",
+        id="openai-agents",
+    ),
+    pytest.param("ask_permissions.integrations.adk", "google.adk", "ask-permissions[adk]", id="adk"),
+    pytest.param("ask_permissions.integrations.mcp_proxy", "mcp", "ask-permissions[mcp]", id="mcp-proxy"),
 ]
 
 
@@ -44,6 +52,17 @@ class TestLazyImports:
         """import ask_permissions and ask_permissions.integrations leave every framework unimported."""
         code = (
             "import sys, ask_permissions, ask_permissions.integrations\n"
+            f"loaded = sorted(name for name in {FRAMEWORKS!r} if name in sys.modules)\n"
+            "print(loaded)\n"
+        )
+        result = _run(code)
+        assert result.returncode == 0, result.stderr
+        assert result.stdout.strip() == "[]"
+
+    def test_the_command_imports_no_framework(self) -> None:
+        """The ask-permissions command (mcp-proxy included) imports the MCP SDK only when mcp-proxy runs."""
+        code = (
+            "import sys, ask_permissions.cli._main\n"
             f"loaded = sorted(name for name in {FRAMEWORKS!r} if name in sys.modules)\n"
             "print(loaded)\n"
         )

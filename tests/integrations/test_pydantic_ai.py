@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import pytest
@@ -25,7 +25,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.toolsets import ApprovalRequiredToolset, FunctionToolset
 
-from ask_permissions import Action
+from ask_permissions import Action, Check, PermissionCheck, check
 from ask_permissions.integrations.pydantic_ai import (
     PermissionToolset,
     deferred_tool_results,
@@ -77,8 +77,9 @@ class Host:
         history: list[ModelMessage] | None = None,
         requests: DeferredToolRequests | None = None,
         on_project_grant: Callable[[Action], object] | None = None,
+        checks: Sequence[Check] = (),
     ) -> None:
-        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot)
+        self.queue, self.grants, self.policy = host_policy(queue_snapshot, grants_snapshot, checks)
         self.on_project_grant = on_project_grant
         self.ran: list[tuple[str, dict[str, Any]]] = []
         self.script = Script()
@@ -354,3 +355,35 @@ class TestOneLoop:
         assert isinstance(deferred, DeferredToolRequests)
         assert output == "bash: ran ls"
         assert host.ran == [("bash", {"command": "ls"})]
+
+
+class TestConstruction:
+    """The toolset checks what it is given."""
+
+    def test_a_queue_is_not_a_policy(self) -> None:
+        """Passing the queue where the policy belongs is a TypeError that says so."""
+        queue, _, _ = host_policy()
+        with pytest.raises(
+            TypeError, match=r"PermissionToolset: policy: .*\(pass the policy, not its queue\)"
+        ):
+            PermissionToolset(FunctionToolset(), queue)  # type: ignore[arg-type]
+
+    def test_the_project_hook_must_be_callable(self) -> None:
+        """on_project_grant must be callable or None."""
+        _, _, policy = host_policy()
+        with pytest.raises(TypeError, match="on_project_grant: expected a callable or None"):
+            PermissionToolset(FunctionToolset(), policy, on_project_grant="store")  # type: ignore[arg-type]
+
+
+class TestRewrittenArguments:
+    """A check that rewrites the arguments makes the tool run with the new ones."""
+
+    def test_the_tool_runs_with_the_replaced_arguments(self) -> None:
+        """bash is allowed once its command is made harmless; the tool sees the rewrite, not the model's."""
+        harmless = check(
+            lambda call: PermissionCheck.modify({"command": "ls -1"}) if call.name == "bash" else None,
+            rule_id="harmless",
+        )
+        host = Host(checks=[harmless])
+        host.say("list")
+        assert host.ran == [("bash", {"command": "ls -1"})]

@@ -10,8 +10,11 @@ from ask_permissions import (
     Action,
     ApprovalPolicy,
     ApprovalQueue,
+    CommandHook,
     DecisionRecord,
     HookResult,
+    Hooks,
+    PermissionCheck,
     PermissionRules,
     PermissionRuleSet,
     Permissions,
@@ -20,6 +23,7 @@ from ask_permissions import (
     ToolCall,
     load_policy,
 )
+from ask_permissions.typing import HookFunction, HooksConfig, PreToolUseHook
 
 
 def hook(policy: ApprovalPolicy, call: ToolCall) -> str:
@@ -63,3 +67,19 @@ def gates() -> bool:
 
 def files() -> ApprovalPolicy:
     return load_policy("examples/policy.toml")
+
+
+def hooks() -> ApprovalPolicy:
+    config: HooksConfig = {
+        "PreToolUse": [{"matcher": "bash", "hooks": [{"type": "command", "command": "guard", "timeout": 5}]}]
+    }
+
+    def no_curl(call: ToolCall) -> PermissionCheck | None:
+        return PermissionCheck.deny("no network") if call.name == "curl" else None
+
+    hook: PreToolUseHook = CommandHook(["guard", "--strict"], matcher="Edit|Write", timeout=2.5)
+    function: HookFunction = no_curl
+    answer: PermissionCheck | None = hook.run(ToolCall("Edit"), cwd=".", mode=None)
+    assert answer is None or answer.is_deny
+    both = Hooks([*Hooks.from_config(config, base_dir="."), hook])
+    return ApprovalPolicy(queue=ApprovalQueue(), hooks=[*both, function])

@@ -1,6 +1,7 @@
-"""The ``ask-permissions`` command: ``demo``, ``check`` and ``lint``.
+"""The ``ask-permissions`` command: ``demo``, ``check``, ``lint`` and ``mcp-proxy``.
 
-May import everything but ``integrations``; nothing else in the package imports it.
+May import everything but ``integrations`` (``mcp-proxy`` imports its server only when it runs); nothing else
+in the package imports it.
 """
 
 from ._main import main, run

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Final, NoReturn
 
@@ -15,8 +16,19 @@ from ask_permissions.settings._policy_file import load_policy
 
 from ._demo import run_demo
 from ._lint import describe_patterns, lint_policy, rule_label
+from ._mcp_proxy import COMMAND as MCP_PROXY
+from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
 
-__all__ = ["EXIT_BAD_INPUT", "EXIT_BLOCK", "EXIT_PENDING", "EXIT_PROCEED", "main", "run"]
+__all__ = [
+    "EXIT_AUTO_APPROVED",
+    "EXIT_BAD_INPUT",
+    "EXIT_BLOCK",
+    "EXIT_FINDINGS",
+    "EXIT_PENDING",
+    "EXIT_PROCEED",
+    "main",
+    "run",
+]
 
 PROG: Final = "ask-permissions"
 
@@ -27,30 +39,50 @@ EXIT_FINDINGS: Final = 1
 EXIT_BAD_INPUT: Final = 2
 """Bad input: a usage error, an unreadable or invalid policy file, ``ARGS_JSON`` that is not JSON."""
 EXIT_PENDING: Final = 3
-"""``check``: the call would wait for approval."""
+"""``check``: the call would wait for a person's approval."""
 EXIT_BLOCK: Final = 4
 """``check``: the call would be blocked."""
+EXIT_AUTO_APPROVED: Final = 5
+"""``check``: the call would be queued, and the queue would approve it by itself (the file's
+``auto_approve`` lists the tool, and the call is auto-approvable)."""
 
 _EXIT_BROKEN_PIPE: Final = 141  # what a shell reports for a process SIGPIPE stopped
 
 _EXIT_BY_OUTCOME: Final = {"proceed": EXIT_PROCEED, "pending": EXIT_PENDING, "block": EXIT_BLOCK}
 
+_EXIT_STATUSES: Final = (
+    "Exit status: check 0 proceed, 3 pending (a person decides), 5 pending and approved by the queue "
+    "itself (auto_approve), 4 block; lint 0 clean, 1 findings; 2 for bad input (usage, unreadable or "
+    "invalid policy file, bad ARGS_JSON)."
+)
+
+
+class _UsageError(Exception):
+    """A usage error argparse found, with its message (printed as one line, not argparse's block)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:
+        # The subcommands' parsers are of this class too; their prog is "ask-permissions check".
+        command = self.prog.removeprefix(PROG).strip()
+        where = f"{command}: " if command else ""
+        raise _UsageError(f"{where}{message}; see {self.prog} --help")
+
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog=PROG,
         description="May this agent tool call proceed? Check calls against a policy file, lint it, "
         "or watch a scripted session (the default).",
-        epilog="Exit status: check 0 proceed, 3 pending, 4 block; lint 0 clean, 1 findings; "
-        "2 for bad input (usage, unreadable or invalid policy file, bad ARGS_JSON).",
+        epilog=_EXIT_STATUSES,
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     commands.add_parser("demo", help="run a scripted agent session through the example policy (default)")
     check = commands.add_parser(
         "check",
         help="dry-run one tool call against a policy file",
-        description="Dry-run one tool call (policy.evaluate): nothing is queued. "
-        "Exit status 0 proceed, 3 pending, 4 block, 2 bad input.",
+        description="Dry-run one tool call (policy.evaluate): nothing is queued.",
+        epilog=_EXIT_STATUSES,
     )
     check.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
     check.add_argument("tool", metavar="TOOL", help="the tool's name")
@@ -58,26 +90,44 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--json", action="store_true", help="print the decision record as JSON")
     lint = commands.add_parser(
         "lint",
-        help="report rules that are downgraded, unreachable or name no tool",
-        description="Report, one finding a line: allow rules the dangerous-tool guard downgrades, rules "
-        "an earlier rule provably shadows, and tool regexes that match no tool of the policy's tools "
-        "table. Exit status 0 clean, 1 findings, 2 bad input.",
+        help="report rules that are downgraded, unreachable, shadowed or risky",
+        description="Report, one finding a line: allow rules the dangerous-tool guard downgrades or, "
+        "with auto_allow_dangerous, lets through unrestricted; rules an earlier rule provably shadows; "
+        "denies an earlier allow overrides for some calls (with such a call); substrings that can never "
+        "occur in serialized arguments; regexes with control characters, with nested quantifiers that "
+        "backtrack catastrophically (with a measured example) or that Python warns about; and tool "
+        "regexes that match no tool of the policy's tools table.",
+        epilog=_EXIT_STATUSES,
     )
     lint.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
+    add_mcp_proxy_parser(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
+    with warnings.catch_warnings():
+        # The command's output is its answer and, for bad input, one line on stderr. A regex Python warns
+        # about is a lint finding (lint finds it itself), and -W error must not turn it into a traceback.
+        warnings.simplefilter("ignore")
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         options = _parser().parse_args(argv)
-    except SystemExit as exit_:  # usage errors (2) and --help (0): argparse has printed already
+    except _UsageError as error:
+        _error(str(error))
+        return EXIT_BAD_INPUT
+    except SystemExit as exit_:  # --help and --version: argparse has printed already
         return exit_.code if isinstance(exit_.code, int) else EXIT_BAD_INPUT
     try:
         if options.command == "check":
             return _check(options.policy, options.tool, options.args_json, as_json=options.json)
         if options.command == "lint":
             return _lint(options.policy)
+        if options.command == MCP_PROXY:
+            return run_mcp_proxy(options)
         return run_demo(sys.stdout)
     except BrokenPipeError:
         # The reader went away (``| head``): stop quietly, and keep the interpreter's final flush quiet.
@@ -114,9 +164,16 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
             raise ValueError("ARGS_JSON is nested too deeply to read") from None
     policy = load_policy(path)
     record = policy.evaluate(ToolCall(tool, arguments))
+    # A dry run queues nothing, so nothing waits ahead of this call: the queue would approve it at once.
+    by_queue = (
+        record.outcome == "pending"
+        and record.auto_approvable
+        and policy.queue.auto_approve.get(record.tool) is True
+    )
+    status = EXIT_AUTO_APPROVED if by_queue else _EXIT_BY_OUTCOME[record.outcome]
     if as_json:
         print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
-        return _EXIT_BY_OUTCOME[record.outcome]
+        return status
     rule = record.rule
     if rule is None:
         matched = "(no rule matched)"
@@ -127,12 +184,15 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
         )
         if rule.effective_decision != rule.declared_decision:
             matched += f" (applied as {rule.effective_decision}: the dangerous-tool guard)"
-    outcome = record.outcome + (" (auto-approvable)" if record.auto_approvable else "")
+    if by_queue:
+        outcome = "pending (approved by the queue itself: auto_approve)"
+    else:
+        outcome = record.outcome + (" (auto-approvable)" if record.auto_approvable else "")
     print(f"outcome: {outcome}")
     print(f"layer:   {record.layer}")
     print(f"rule:    {matched}")
     print(f"reason:  {record.reason or '(none)'}")
-    return _EXIT_BY_OUTCOME[record.outcome]
+    return status
 
 
 def _lint(path: str) -> int:

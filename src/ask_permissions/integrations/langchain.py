@@ -10,14 +10,19 @@
   ``Command(resume={"decision": "approve"})`` (optionally ``"scope": "session"``) or
   ``Command(resume={"decision": "reject", "feedback": "..."})``; the decision resolves the queued action,
   then the tool runs or the rejection reaches the model. ``Command(resume={"decision": "queue"})`` means
-  "the person decided through the queue": the queue's verdict is used, and the graph pauses again while
-  the action is still pending. An action the queue approved by itself (auto-approval) runs without pausing.
+  "the person decided through the policy or the queue": its verdict is used, and the graph pauses again
+  while the action is still pending. An action the queue approved by itself (auto-approval) runs without
+  pausing. A resume value that is not a decision pauses the graph again with the same request and an
+  ``error`` saying what was wrong, so a corrected resume still works (LangGraph replays every resume value
+  of a node on each re-run, so raising instead would jam the thread).
 
 Needs a checkpointer (the graph must be resumable) and ``pip install 'ask-permissions[langchain]'``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any, final
 
@@ -33,21 +38,21 @@ except ImportError as error:
     ) from error
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.policy._outcome import Outcome
+from ask_permissions.policy._results import pending, pending_reason
 
 from ._common import (
     PermissionDecision,
     PermissionRequest,
     ProjectGrantHook,
-    QueuedCalls,
-    apply_decision,
-    apply_scope,
-    pending_reason,
     permission_request,
-    rejection_text,
+    require_hook,
+    require_policy,
+    resolve,
 )
 
 if TYPE_CHECKING:
-    from ask_permissions import Action, ApprovalPolicy
+    from ask_permissions.typing import HookResult, PolicyLike
 
 __all__ = ["PermissionDecision", "PermissionMiddleware", "PermissionRequest"]
 
@@ -61,20 +66,27 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
     Args:
         policy: decides each call; its queue holds the calls waiting for a person.
         on_project_grant: called with an approved action whose scope is ``"project"``, so the host can
-            record the grant in its own project store; without it a project approval counts once.
-            A ``"session"`` approval grants the tool in ``policy.session_grants`` (once, if it has none).
+            record the grant in its own project store (the policy's own hook otherwise; without either a
+            project approval counts once). A ``"session"`` approval grants the tool in
+            ``policy.session_grants`` (once, if it has none).
 
-    Thread-safe: the policy and queue are, and the middleware's own note of queued calls has a lock.
+    Raises:
+        TypeError: ``policy`` is not a policy (its queue, say), or ``on_project_grant`` is not callable.
+
+    Thread-safe: the policy and queue are, and the middleware's note of the calls it paused has a lock.
     """
 
-    def __init__(self, policy: ApprovalPolicy, *, on_project_grant: ProjectGrantHook | None = None) -> None:
+    def __init__(self, policy: PolicyLike, *, on_project_grant: ProjectGrantHook | None = None) -> None:
+        self._policy = require_policy(policy, "PermissionMiddleware")
+        self._on_project_grant = require_hook(on_project_grant, "PermissionMiddleware")
         super().__init__()
-        self._policy = policy
-        self._on_project_grant = on_project_grant
-        self._queued = QueuedCalls()
+        # LangGraph re-runs a paused node from its start: the action a pause waited for is noted by call
+        # id, so that a person's verdict given through the queue (not pending any more) is found again.
+        self._lock = threading.Lock()
+        self._paused: dict[str, int] = {}
 
     @property
-    def policy(self) -> ApprovalPolicy:
+    def policy(self) -> PolicyLike:
         """The policy consulted before each tool call."""
         return self._policy
 
@@ -87,8 +99,8 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         handler: Callable[[ToolCallRequest], _ToolResult],
     ) -> _ToolResult:
         """Run the tool if the policy (or a person) allows it; otherwise answer the model with the reason."""
-        refusal = self._gate(request)
-        return handler(request) if refusal is None else refusal
+        decided = self._gate(request)
+        return handler(decided) if isinstance(decided, ToolCallRequest) else decided
 
     async def awrap_tool_call(
         self,
@@ -96,49 +108,57 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         handler: Callable[[ToolCallRequest], Awaitable[_ToolResult]],
     ) -> _ToolResult:
         """The async twin of ``wrap_tool_call``."""
-        refusal = self._gate(request)
-        return await handler(request) if refusal is None else refusal
+        decided = self._gate(request)
+        return await handler(decided) if isinstance(decided, ToolCallRequest) else decided
 
-    def _gate(self, request: ToolCallRequest) -> ToolMessage | None:
-        """``None`` when the tool may run, else the ``ToolMessage`` the model gets instead; may interrupt."""
+    def _gate(self, request: ToolCallRequest) -> ToolCallRequest | ToolMessage:
+        """The request to run (with the policy's replaced arguments, if any), or the ``ToolMessage`` the model
+        gets instead; may interrupt."""
         call = request.tool_call
         name, args, call_id = call["name"], call["args"], call["id"]
-        # LangGraph re-runs the whole tool node on resume: the call queued before the pause (or restored
-        # into a fresh queue after a restart) is found again instead of being queued a second time.
-        action = self._queued.find(self._policy, call_id, name, args)
-        reason = pending_reason(name)
-        if action is None:
-            result = self._policy.before_tool_call(ToolCall(name, args, call_id))
-            if result["action"] == "proceed":
-                return None
-            if result["action"] == "block":
-                return _refusal(request, result["reason"])
-            reason = result["reason"]
-            action = self._policy.lookup(result["action_id"])
-            if action is None:  # the queue lost its own action: fail closed
-                return _refusal(request, reason)
-            self._queued.remember(call_id, action.id)
-        decided = self._await_decision(action, reason)
-        self._queued.forget(call_id)
-        if decided is None:  # the queue lost its own action: fail closed
-            return _refusal(request, reason)
-        if not decided.is_approved:
-            return _refusal(request, rejection_text(decided))
-        apply_scope(self._policy, decided, self._on_project_grant)
-        return None
+        result = self._noted_result(call_id, name) or self._policy.before_tool_call(
+            ToolCall(name, args, call_id)
+        )
+        outcome = self._read(result)
+        error: str | None = None
+        while outcome.waits and outcome.action is not None:
+            with self._lock:
+                if call_id is not None:
+                    self._paused[call_id] = outcome.action.id
+            # Each pass is a new interrupt of this node: LangGraph hands back the resume values in order on
+            # every re-run, so an unreadable answer, or "queue" on a still-pending action, asks again.
+            answer = interrupt(
+                permission_request(outcome.action, outcome.reason or pending_reason(name), error)
+            )
+            try:
+                resolve(self._policy, outcome.action.id, answer)
+                error = None
+            except (TypeError, ValueError) as problem:
+                error = f"{problem}; answer again with a PermissionDecision"
+            outcome = self._read(result)
+        with self._lock:
+            if call_id is not None:
+                self._paused.pop(call_id, None)
+        if not outcome.runs:
+            return _refusal(request, outcome.reason or pending_reason(name))
+        if outcome.modified:
+            # ToolCallRequest is a dataclass: replace() works on every LangChain release the extra allows.
+            return dataclasses.replace(request, tool_call={**call, "args": outcome.arguments})
+        return request
 
-    def _await_decision(self, action: Action, reason: str) -> Action | None:
-        """Pause the graph until the action is resolved: it approved or rejected, or ``None`` if lost."""
-        while not (action.is_approved or action.is_rejected):
-            # Each pass is a new interrupt of this node: LangGraph hands back the resume values in order
-            # on every re-run, so a "queue" answer on a still-pending action asks again.
-            request: PermissionRequest = permission_request(action, reason)
-            apply_decision(self._policy, action.id, interrupt(request))
-            current = self._policy.lookup(action.id)
-            if current is None:
-                return None
-            action = current
-        return action
+    def _noted_result(self, call_id: str | None, name: str) -> HookResult | None:
+        """The pending result of the action this middleware paused for the call, if it noted one."""
+        with self._lock:
+            action_id = None if call_id is None else self._paused.get(call_id)
+        if action_id is None:
+            return None
+        action = self._policy.lookup(action_id)
+        if action is None or action.tool_name != name:
+            return None
+        return pending(action_id, pending_reason(name))
+
+    def _read(self, result: HookResult) -> Outcome:
+        return self._policy.outcome(result, on_project_grant=self._on_project_grant)
 
 
 def _refusal(request: ToolCallRequest, text: str) -> ToolMessage:

@@ -11,8 +11,9 @@ possible output type. Before each call the policy decides:
   ``tool_call_id``, ``tool``, ``args``, ``reason``). An action the queue approved by itself
   (auto-approval) runs without deferring.
 
-A person then approves or rejects the queued actions through the queue (``policy.queue.approve(id,
-scope=...)`` / ``policy.queue.reject(id, feedback=...)``), and ``deferred_tool_results(policy, requests)``
+A person then approves or rejects the queued actions through the policy (``policy.approve(id,
+scope=...)`` / ``policy.reject(id, feedback=...)``; through the queue works too, and the adapter carries the
+scope when the call runs), and ``deferred_tool_results(policy, requests)``
 turns those decisions into the ``DeferredToolResults`` for the next run (with the same message
 history): approved calls run, rejected ones reach the model as denials carrying the feedback.
 
@@ -44,19 +45,14 @@ except ImportError as error:
     ) from error
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.policy._arguments import same_arguments
+from ask_permissions.policy._outcome import Outcome, rejection_text
+from ask_permissions.policy._results import pending, pending_reason
 
-from ._common import (
-    PermissionRequest,
-    ProjectGrantHook,
-    apply_scope,
-    find_queued,
-    pending_reason,
-    permission_request,
-    rejection_text,
-)
+from ._common import PermissionRequest, ProjectGrantHook, permission_request, require_hook, require_policy
 
 if TYPE_CHECKING:
-    from ask_permissions import Action, ApprovalPolicy
+    from ask_permissions.typing import HookResult, PolicyLike
 
 __all__ = ["PermissionRequest", "PermissionToolset", "deferred_tool_results", "permission_requests"]
 
@@ -70,70 +66,72 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
         wrapped: the toolset whose calls are checked (for example a ``FunctionToolset``).
         policy: decides each call; its queue holds the calls waiting for a person.
         on_project_grant: called with an approved action whose scope is ``"project"``, so the host can
-            record the grant in its own project store; without it a project approval counts once.
-            A ``"session"`` approval grants the tool in ``policy.session_grants`` (once, if it has none).
+            record the grant in its own project store (the policy's own hook otherwise; without either a
+            project approval counts once). A ``"session"`` approval grants the tool in
+            ``policy.session_grants`` (once, if it has none).
+
+    Raises:
+        TypeError: ``policy`` is not a policy (its queue, say), or ``on_project_grant`` is not callable.
 
     Thread-safe as far as the policy and queue are; the toolset holds no state of its own.
     """
 
-    policy: ApprovalPolicy
+    policy: PolicyLike
     on_project_grant: ProjectGrantHook | None = None
+
+    def __post_init__(self) -> None:
+        require_policy(self.policy, "PermissionToolset")
+        require_hook(self.on_project_grant, "PermissionToolset")
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
     ) -> Any:
         """Run the tool if the policy (or a person) allows it; otherwise fail the call with the reason."""
         if ctx.tool_call_approved:
-            refusal = self._check_approved(name, tool_args, ctx)
+            outcome = self._approved(name, tool_args, ctx)
         else:
-            refusal = self._check(name, tool_args, ctx.tool_call_id)
-        if refusal is not None:
-            raise ToolFailed(refusal)
-        return await super().call_tool(name, tool_args, ctx, tool)
+            outcome = self._read(self.policy.before_tool_call(ToolCall(name, tool_args, ctx.tool_call_id)))
+            if outcome.waits and outcome.action is not None:
+                raise ApprovalRequired(
+                    metadata=dict(permission_request(outcome.action, outcome.reason or pending_reason(name)))
+                )
+        if not outcome.runs:
+            raise ToolFailed(outcome.reason or pending_reason(name))
+        arguments = outcome.arguments if outcome.modified else tool_args
+        return await super().call_tool(name, arguments, ctx, tool)
 
-    def _check(self, name: str, args: dict[str, Any], call_id: str | None) -> str | None:
-        """``None`` when the tool may run, else the reason it may not; defers a call that must wait."""
-        result = self.policy.before_tool_call(ToolCall(name, args, call_id))
-        if result["action"] == "proceed":
-            return None
-        if result["action"] == "block":
-            return result["reason"]
-        action = self.policy.lookup(result["action_id"])
-        if action is None:  # the queue lost its own action: fail closed
-            return result["reason"]
-        if action.is_pending or action.is_applying:
-            raise ApprovalRequired(metadata=dict(permission_request(action, result["reason"])))
-        return self._verdict(action)
-
-    def _check_approved(self, name: str, args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> str | None:
+    def _approved(self, name: str, args: dict[str, Any], ctx: RunContext[AgentDepsT]) -> Outcome:
         """The host approved this call in ``DeferredToolResults``: run it if the queue agrees."""
-        known = _action_id(ctx.tool_call_metadata)
-        action = find_queued(self.policy, ctx.tool_call_id, name, args, known)
-        if action is None:
-            # No pending action stands for this call (approved by hand without the request's metadata,
-            # with edited arguments, or after a restart that lost the queue): ask the policy afresh, so
-            # deny rules still hold; a call it queues now counts as approved by the host.
+        result = self._deferred_result(name, args, ctx)
+        if result is None:
+            # No queued action stands for this call (approved by hand without the request's metadata, with
+            # edited arguments, or after a restart that lost the queue): ask the policy afresh, so deny rules
+            # still hold; a call it queues now counts as approved by the host.
             result = self.policy.before_tool_call(ToolCall(name, args, ctx.tool_call_id))
-            if result["action"] == "proceed":
-                return None
-            if result["action"] == "block":
-                return result["reason"]
-            action = self.policy.lookup(result["action_id"])
-            if action is None:
-                return result["reason"]
-        if action.is_pending:
-            # The framework-level approval is the person's decision: record it in the queue.
-            self.policy.queue.approve(action.id)
-            action = self.policy.lookup(action.id) or action
-        return self._verdict(action)
+        if result["action"] == "pending":
+            # The framework-level approval is the person's decision: record it (a decided action stays).
+            self.policy.approve(result["action_id"])
+        return self._read(result)
 
-    def _verdict(self, action: Action) -> str | None:
-        if action.is_approved:
-            apply_scope(self.policy, action, self.on_project_grant)
+    def _deferred_result(
+        self, name: str, args: dict[str, Any], ctx: RunContext[AgentDepsT]
+    ) -> HookResult | None:
+        """The pending result of the action named in the deferred call's metadata, if it is this call."""
+        action_id = _action_id(ctx.tool_call_metadata)
+        if action_id is None:
             return None
-        if action.is_rejected:
-            return rejection_text(action)
-        return pending_reason(action.tool_name)
+        action = self.policy.lookup(action_id)
+        if (
+            action is None
+            or action.tool_call_id != ctx.tool_call_id
+            or action.tool_name != name
+            or not same_arguments(action.args, args)
+        ):
+            return None
+        return pending(action_id, pending_reason(name))
+
+    def _read(self, result: HookResult) -> Outcome:
+        return self.policy.outcome(result, on_project_grant=self.on_project_grant)
 
 
 def permission_requests(requests: DeferredToolRequests) -> list[PermissionRequest]:
@@ -146,7 +144,7 @@ def permission_requests(requests: DeferredToolRequests) -> list[PermissionReques
     return found
 
 
-def deferred_tool_results(policy: ApprovalPolicy, requests: DeferredToolRequests) -> DeferredToolResults:
+def deferred_tool_results(policy: PolicyLike, requests: DeferredToolRequests) -> DeferredToolResults:
     """The ``DeferredToolResults`` for the calls a ``PermissionToolset`` deferred, from the queue's verdicts.
 
     An approved action's call is approved (it runs in the next run, and a ``"session"`` or ``"project"``

@@ -1,151 +1,245 @@
-"""ApprovalPolicy: the nine-layer before_tool_call hook, built as an ordered pipeline of named layers."""
+"""ApprovalPolicy: the gem's nine-layer ``before_tool_call`` hook, as a table on the pipeline engine.
+
+The table below is the policy: read it top to bottom. Each entry's name is what decision records report
+(the gem's fifth layer is two entries, a session grant and a project grant; its eighth is three, in its code
+order: ``ask_before_changes``, ``elevated_risk``, ``approval_required``).
+"""
 
 from __future__ import annotations
 
+import os
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias, final
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
-from ask_permissions._clock import utc_now
-from ask_permissions._tool_call import read_tool_call
-from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern, tool_pattern_matches
+from ask_permissions._errors import preview
+from ask_permissions._names import fold_tool_name
+from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
-from ask_permissions.rules._rules import PermissionRules, RuleMatch, checked_decision, checked_match_decision
-from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, HookAction, Mode
+from ask_permissions.rules._rules import RuleMatch
+from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, Mode
 
-from ._digest import args_digest
-from ._records import DecisionLayer, DecisionRecord, MatchedRule
-from ._results import HookResult, block, pending, pending_reason, proceed
+from ._checks import Check, read_checks, run_checks
+from ._engine import UNATTENDED, Engine, Layer, Opinion, Table, Texts
+from ._hooks import Hooks, read_hooks
+from ._outcome import ProjectGrantHook
+from ._records import DecisionRecord, MatchedRule
+from ._rules_reader import Reading, rules_reader
 from ._tool_metadata import ToolMetadata, ToolRegistry
 
 if TYPE_CHECKING:
-    from ask_permissions.queue._queue import Action, ApprovalQueue
+    from ask_permissions.queue._queue import ApprovalQueue
 
-__all__ = ["MODES", "ApprovalPolicy"]
+__all__ = ["APPROVAL_LAYERS", "MODES", "ApprovalPolicy"]
 
 MODES: Final[tuple[Mode, ...]] = ("full_access", "ask_before_changes", "read_only")
 
 RequireApproval: TypeAlias = "ToolPattern | Iterable[ToolPattern] | None"
 
-_Verdict: TypeAlias = Literal["proceed", "block", "submit"]
+
+@final
+class _State:
+    """What the layers read of the policy: fixed when it is built."""
+
+    __slots__ = (
+        "checks",
+        "cwd",
+        "hooks",
+        "interactive",
+        "mode",
+        "project_grants",
+        "queue",
+        "requires_approval",
+        "rules",
+        "session_grants",
+        "tools",
+    )
+
+    def __init__(
+        self,
+        *,
+        rules: Reading,
+        requires_approval: Callable[[str], bool],
+        tools: ToolRegistry,
+        mode: Mode | None,
+        session_grants: GrantsLike | None,
+        project_grants: GrantsLike | None,
+        queue: ApprovalQueue,
+        interactive: bool,
+        checks: tuple[Check, ...],
+        hooks: Hooks,
+        cwd: str,
+    ) -> None:
+        self.checks = checks
+        self.hooks = hooks
+        self.cwd = cwd
+        self.rules = rules
+        self.requires_approval = requires_approval
+        self.tools = tools
+        self.mode = mode
+        self.session_grants = session_grants
+        self.project_grants = project_grants
+        self.queue = queue
+        self.interactive = interactive
 
 
-class _Call(NamedTuple):
-    """Everything the layers consult about one call, gathered once.
+@final
+class _Call:
+    """One call's facts for the gem's layers: its rules decision and tool metadata, each read once."""
 
-    A NamedTuple rather than a frozen dataclass: as immutable, and built in a third of the time on
-    every tool call.
-    """
+    __slots__ = ("arguments", "call_id", "context", "decision", "name", "rule_match", "state", "tool")
 
-    name: str
-    arguments: Any
-    call_id: Any
-    decision: Decision | None
-    match: RuleMatch | None
-    tool: ToolMetadata
+    def __init__(self, state: _State, name: str, arguments: object, call_id: object, context: object) -> None:
+        self.state = state
+        self.name = name
+        self.arguments = arguments
+        self.call_id = call_id
+        self.context = context
+        self.decision: Decision | None
+        self.rule_match: RuleMatch | None
+        self.decision, self.rule_match = state.rules(name, arguments)
+        self.tool: ToolMetadata = state.tools.lookup(name)
+
+    @property
+    def interactive(self) -> bool:
+        return self.state.interactive
+
+    @property
+    def match(self) -> MatchedRule | None:
+        return None if self.rule_match is None else MatchedRule.from_match(self.rule_match)
+
+    def queue_approves(self) -> bool:
+        return self.state.queue.auto_approve.get(self.name) is True
+
+    def with_arguments(self, arguments: object) -> _Call:
+        return _Call(self.state, self.name, arguments, self.call_id, self.context)
 
 
-@dataclass(frozen=True, slots=True)
-class _Opinion:
-    """A layer's opinion: run, refuse, or submit to the queue for a person."""
-
-    layer: DecisionLayer
-    verdict: _Verdict
-    reason: str = ""  # a block's reason; a submission's is the fixed pending text
-    auto_approvable: bool = False
+_BLOCK: Final = Opinion("block")
+_ASK: Final = Opinion("ask")
+_ASK_AUTO_APPROVABLE: Final = Opinion("ask", auto_approvable=True)
+_PROCEED: Final = Opinion("proceed")
 
 
-_Layer: TypeAlias = "Callable[[ApprovalPolicy, _Call], _Opinion | None]"
+def _hook(call: _Call) -> Opinion | None:
+    """0. PreToolUse hooks see the call first: a deny blocks; an allow, ask or rewrite must still pass the
+    guards (deny and ask rules, always_ask, read_only)."""
+    hooks = call.state.hooks
+    if not hooks:
+        return None
+    return hooks.decide(
+        ToolCall(call.name, call.arguments, call.call_id), cwd=call.state.cwd, mode=call.state.mode
+    )
 
 
-def _deny_rule(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
+def _deny_rule(call: _Call) -> Opinion | None:
     """1. An explicit deny rule always blocks; no grant bypasses it."""
-    if call.decision == "deny":
-        return _Opinion("deny_rule", "block", f"Denied by permission rules: '{call.name}'")
-    return None
+    return _BLOCK if call.decision == "deny" else None
 
 
-def _always_ask(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
-    """2. A tool that declares always_ask is queued, never auto-approved, whatever else says yes."""
-    return _SUBMIT_ALWAYS_ASK if call.tool.always_ask else None
+def _always_ask(call: _Call) -> Opinion | None:
+    """2. A tool that declares always_ask is asked, never auto-approved, whatever else says yes."""
+    return _ASK if call.tool.always_ask else None
 
 
-def _read_only(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
+def _read_only(call: _Call) -> Opinion | None:
     """3. read_only mode blocks every tool whose side-effect scope is not "none"; no grant bypasses it."""
-    if policy.mode == "read_only" and call.tool.has_side_effects:
-        return _Opinion("read_only", "block", f"Read-only mode blocks tools with side effects ({call.name})")
-    return None
+    return _BLOCK if call.state.mode == "read_only" and call.tool.has_side_effects else None
 
 
-def _allow_rule(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
+def _check(call: _Call) -> Opinion | None:
+    """3b. The host's check functions: deny beats ask beats modify beats allow; all but a deny must still
+    pass the guards."""
+    checks = call.state.checks
+    return run_checks(checks, ToolCall(call.name, call.arguments, call.call_id)) if checks else None
+
+
+def _allow_rule(call: _Call) -> Opinion | None:
     """4. An explicit allow rule proceeds, winning over require_approval and risk."""
-    return _PROCEED_ALLOW_RULE if call.decision == "allow" else None
+    return _PROCEED if call.decision == "allow" else None
 
 
-def _grant(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
-    """5. A session grant, then a project grant, proceeds past every ordinary ask gate below."""
-    if policy.session_grants is not None and policy.session_grants.is_granted(call.name):
-        return _PROCEED_SESSION_GRANT
-    if policy.project_grants is not None and policy.project_grants.is_granted(call.name):
-        return _PROCEED_PROJECT_GRANT
-    return None
+def _session_grant(call: _Call) -> Opinion | None:
+    """5a. A session grant proceeds past every ordinary ask below.
 
-
-def _ask_rule(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
-    """6. An ordinary ask rule is queued, never auto-approved."""
-    return _SUBMIT_ASK_RULE if call.decision == "ask" else None
-
-
-def _full_access(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
-    """7. full_access mode proceeds past the ordinary risk gates below."""
-    return _PROCEED_FULL_ACCESS if policy.mode == "full_access" else None
-
-
-def _changes_risk_or_required(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
-    """8. ask_before_changes, then elevated risk, then require_approval / metadata, in the gem's order.
-
-    Only the last may submit as auto-approvable, and only when the tool declares it.
+    Only the object True grants (as auto_approve requires): a collaborator answering "yes", 1 or a non-empty
+    list by mistake does not open a tool.
     """
+    grants = call.state.session_grants
+    return _PROCEED if grants is not None and grants.is_granted(call.name) is True else None
+
+
+def _project_grant(call: _Call) -> Opinion | None:
+    """5b. A project grant proceeds past every ordinary ask below (True only, as for session grants)."""
+    grants = call.state.project_grants
+    return _PROCEED if grants is not None and grants.is_granted(call.name) is True else None
+
+
+def _ask_rule(call: _Call) -> Opinion | None:
+    """6. An ordinary ask rule asks, never auto-approved."""
+    return _ASK if call.decision == "ask" else None
+
+
+def _full_access(call: _Call) -> Opinion | None:
+    """7. full_access mode proceeds past the ordinary risk gates below."""
+    return _PROCEED if call.state.mode == "full_access" else None
+
+
+def _ask_before_changes(call: _Call) -> Opinion | None:
+    """8a. ask_before_changes mode asks before any tool with side effects (never auto-approved)."""
+    return _ASK if call.state.mode == "ask_before_changes" and call.tool.has_side_effects else None
+
+
+def _elevated_risk(call: _Call) -> Opinion | None:
+    """8b. A high or critical risk level asks (never auto-approved)."""
+    return _ASK if call.tool.is_elevated_risk else None
+
+
+def _approval_required(call: _Call) -> Opinion | None:
+    """8c. require_approval or the tool's approval_required asks; auto-approvable when the tool says so."""
     tool = call.tool
-    if policy.mode == "ask_before_changes" and tool.has_side_effects:
-        return _SUBMIT_ASK_BEFORE_CHANGES
-    if tool.is_elevated_risk:
-        return _SUBMIT_ELEVATED_RISK
-    if tool.approval_required or policy._requires_approval(call.name):
-        return _SUBMIT_AUTO_APPROVABLE if tool.auto_approvable else _SUBMIT_APPROVAL_REQUIRED
+    if tool.approval_required or call.state.requires_approval(call.name):
+        return _ASK_AUTO_APPROVABLE if tool.auto_approvable else _ASK
     return None
 
 
-def _default(policy: ApprovalPolicy, call: _Call) -> _Opinion | None:
+def _default(call: _Call) -> Opinion | None:
     """9. Nothing objected: proceed. An unconfigured policy allows everything."""
-    return _PROCEED_DEFAULT
+    return _PROCEED
 
 
-_PIPELINE: Final[tuple[_Layer, ...]] = (
-    _deny_rule,
-    _always_ask,
-    _read_only,
-    _allow_rule,
-    _grant,
-    _ask_rule,
-    _full_access,
-    _changes_risk_or_required,
-    _default,
+_TABLE: Final[Table[_Call]] = Table(
+    (
+        Layer("hook", _hook, blocking=True),
+        Layer("deny_rule", _deny_rule, guard=True),
+        Layer("always_ask", _always_ask, guard=True),
+        Layer("read_only", _read_only, guard=True),
+        Layer("check", _check),
+        Layer("allow_rule", _allow_rule),
+        Layer("session_grant", _session_grant),
+        Layer("project_grant", _project_grant),
+        Layer("ask_rule", _ask_rule, guard=True),
+        Layer("full_access", _full_access),
+        Layer("ask_before_changes", _ask_before_changes),
+        Layer("elevated_risk", _elevated_risk),
+        Layer("approval_required", _approval_required),
+        Layer("default", _default),
+        UNATTENDED,
+    ),
+    Texts(
+        {
+            "deny_rule": "Denied by permission rules: '{tool}'",
+            "read_only": "Read-only mode blocks tools with side effects ({tool})",
+        }
+    ),
 )
-"""The nine layers, in order: the first with an opinion decides."""
+"""The gem's layers, in order, with the hooks before them and the host's checks after the guards that only
+read the tool's name: the first with an opinion decides; then the unattended rewrite; then the fixed texts
+(every ask reads ``Tool '<name>' requires approval``)."""
 
-_SUBMIT_ALWAYS_ASK: Final = _Opinion("always_ask", "submit")
-_PROCEED_ALLOW_RULE: Final = _Opinion("allow_rule", "proceed")
-_PROCEED_SESSION_GRANT: Final = _Opinion("session_grant", "proceed")
-_PROCEED_PROJECT_GRANT: Final = _Opinion("project_grant", "proceed")
-_SUBMIT_ASK_RULE: Final = _Opinion("ask_rule", "submit")
-_PROCEED_FULL_ACCESS: Final = _Opinion("full_access", "proceed")
-_SUBMIT_ASK_BEFORE_CHANGES: Final = _Opinion("ask_before_changes", "submit")
-_SUBMIT_ELEVATED_RISK: Final = _Opinion("elevated_risk", "submit")
-_SUBMIT_APPROVAL_REQUIRED: Final = _Opinion("approval_required", "submit")
-_SUBMIT_AUTO_APPROVABLE: Final = _Opinion("approval_required", "submit", auto_approvable=True)
-_PROCEED_DEFAULT: Final = _Opinion("default", "proceed")
+APPROVAL_LAYERS: Final = _TABLE.names
+"""The names an ``ApprovalPolicy``'s decision records report, in the order the layers are consulted."""
 
 
 def _require_approval_patterns(require_approval: object) -> tuple[ToolPattern, ...]:
@@ -164,6 +258,30 @@ def _require_approval_patterns(require_approval: object) -> tuple[ToolPattern, .
     )
 
 
+class _RequireApproval:
+    """``require_approval``, matched as deny-side rules are: exact names also after folding, regexes also
+    against the folded name, so ``Bash`` or ``bash\u200b`` still needs the approval ``bash`` needs."""
+
+    __slots__ = ("_all", "_names", "_regexes")
+
+    def __init__(self, patterns: tuple[ToolPattern, ...]) -> None:
+        self._all = any(pattern is ALL for pattern in patterns)
+        self._names = frozenset(fold_tool_name(pattern) for pattern in patterns if isinstance(pattern, str))
+        self._regexes = tuple(pattern for pattern in patterns if isinstance(pattern, re.Pattern))
+
+    def __call__(self, name: str) -> bool:
+        if self._all:
+            return True
+        if not self._names and not self._regexes:
+            return False
+        folded = fold_tool_name(name)
+        if folded in self._names:
+            return True
+        return any(
+            regex.search(name) is not None or regex.search(folded) is not None for regex in self._regexes
+        )
+
+
 def _require(value: object, method: str, field: str) -> Any:
     if value is not None and not callable(getattr(value, method, None)):
         raise TypeError(f"{field}: expected an object with a {method}() method; got {value!r}")
@@ -171,8 +289,8 @@ def _require(value: object, method: str, field: str) -> Any:
 
 
 @final
-class ApprovalPolicy:
-    """Decides each tool call through nine ordered layers; wire ``before_tool_call`` into your agent.
+class ApprovalPolicy(Engine[_Call]):
+    """Decides each tool call through the gem's nine ordered layers; wire ``before_tool_call`` to your agent.
 
     Holds no mutable state of its own: it is as thread-safe as its queue, rules and grants.
 
@@ -192,6 +310,11 @@ class ApprovalPolicy:
             (and submission) took effect; its exceptions reach the caller.
         interactive: ``False`` for sessions no person attends: calls that would wait for a person are
             blocked instead (a call the queue approves by itself is still submitted).
+        on_project_grant: called with an action a person approved with scope ``"project"`` (through
+            ``approve``), so the host can record the grant in its own project store.
+        checks: check functions (``check(fn)``, ``deny_all()``, ...) consulted after the deny rule,
+            always_ask and read_only layers.
+        hooks: PreToolUse hooks (command hooks, or functions of the call), consulted first.
 
     Raises:
         ValueError: an unknown mode.
@@ -199,17 +322,13 @@ class ApprovalPolicy:
     """
 
     __slots__ = (
-        "_clock",
-        "_interactive",
         "_mode",
-        "_on_decision",
         "_project_grants",
-        "_queue",
-        "_registry",
         "_require_approval",
         "_require_patterns",
         "_rules",
         "_session_grants",
+        "_state",
         "_tools",
     )
 
@@ -227,43 +346,51 @@ class ApprovalPolicy:
         clock: Clock | None = None,
         on_decision: Callable[[DecisionRecord], object] | None = None,
         interactive: bool = True,
+        on_project_grant: ProjectGrantHook | None = None,
+        checks: Iterable[object] | None = None,
+        hooks: object = None,
     ) -> None:
-        if not callable(getattr(queue, "submit", None)):
-            raise TypeError(f"queue: expected an ApprovalQueue; got {queue!r}")
         if mode is not None and mode not in MODES:
-            raise ValueError(f"Unknown permission mode: {mode!r}")
-        if not isinstance(interactive, bool):
-            raise TypeError(f"interactive: expected a bool; got {interactive!r}")
-        if on_decision is not None and not callable(on_decision):
-            raise TypeError(f"on_decision: expected a callable; got {on_decision!r}")
-        if clock is not None and not callable(clock):
-            raise TypeError(f"clock: expected a callable returning an aware datetime; got {clock!r}")
+            raise ValueError(f"Unknown permission mode: {preview(mode)}")
         _require(rules, "classify", "rules")
         if project_rules is not None:
             rules = PermissionRuleSet(default_rules=rules, project_rules=project_rules)
-        self._queue: Final = queue
+        session_grants = _require(session_grants, "is_granted", "session_grants")
+        project_grants = _require(project_grants, "is_granted", "project_grants")
+        read_hook_list = read_hooks(hooks)
+        read_check_list = read_checks(checks)
+        unused = [name for name, used in (("hook", read_hook_list), ("check", read_check_list)) if not used]
+        super().__init__(
+            table=_TABLE.without(*unused),
+            queue=queue,
+            clock=clock,
+            on_decision=on_decision,
+            interactive=interactive,
+            session_grants=session_grants,
+            on_project_grant=on_project_grant,
+        )
         self._rules: Final = rules
         self._require_approval: Final = require_approval
-        self._require_patterns: Final = _require_approval_patterns(require_approval)
+        self._require_patterns: Final = _RequireApproval(_require_approval_patterns(require_approval))
         self._tools: Final = tools
-        self._registry: Final = ToolRegistry(tools)
         self._mode: Final = mode
-        self._session_grants: Final[GrantsLike | None] = _require(
-            session_grants, "is_granted", "session_grants"
+        self._session_grants: Final[GrantsLike | None] = session_grants
+        self._project_grants: Final[GrantsLike | None] = project_grants
+        self._state: Final = _State(
+            rules=rules_reader(rules),
+            requires_approval=self._require_patterns,
+            tools=ToolRegistry(tools),
+            mode=mode,
+            session_grants=session_grants,
+            project_grants=project_grants,
+            queue=queue,
+            interactive=interactive,
+            checks=read_check_list,
+            hooks=read_hook_list,
+            cwd=os.getcwd(),
         )
-        self._project_grants: Final[GrantsLike | None] = _require(
-            project_grants, "is_granted", "project_grants"
-        )
-        self._clock: Final = clock or utc_now
-        self._on_decision: Final = on_decision
-        self._interactive: Final = interactive
 
     # -- readers -------------------------------------------------------------------------------------
-
-    @property
-    def queue(self) -> ApprovalQueue:
-        """The approval queue."""
-        return self._queue
 
     @property
     def rules(self) -> Classifier | None:
@@ -300,125 +427,12 @@ class ApprovalPolicy:
         """The project grants collaborator."""
         return self._project_grants
 
-    @property
-    def clock(self) -> Clock:
-        """The clock that stamps decision records."""
-        return self._clock
-
-    @property
-    def on_decision(self) -> Callable[[DecisionRecord], object] | None:
-        """The decision observer."""
-        return self._on_decision
-
-    @property
-    def interactive(self) -> bool:
-        """Whether a person can answer approvals in this session."""
-        return self._interactive
+    def requires_approval(self, name: str) -> bool:
+        """Whether ``require_approval`` names this tool (exactly, or after folding the name)."""
+        return self._require_patterns(name)
 
     def __repr__(self) -> str:
-        return f"<ApprovalPolicy mode={self._mode!r} interactive={self._interactive} rules={self._rules!r}>"
+        return f"<ApprovalPolicy mode={self._mode!r} interactive={self.interactive} rules={self._rules!r}>"
 
-    # -- deciding ------------------------------------------------------------------------------------
-
-    def before_tool_call(self, tool_call: object, context: object = None) -> HookResult:
-        """Decide one tool call: ``{"action": "proceed"}``, ``"block"`` with a reason, or ``"pending"``.
-
-        Args:
-            tool_call: an object with ``name``, ``arguments`` and ``id``, or a mapping with those keys.
-            context: accepted for hook compatibility; unused.
-        """
-        call, opinion = self._decide(tool_call)
-        action_id: int | None = None
-        result: HookResult
-        if opinion.verdict == "proceed":
-            result = proceed()
-        elif opinion.verdict == "block":
-            result = block(opinion.reason)
-        else:
-            action_id = self._queue.submit(
-                tool_call_id=call.call_id,
-                tool_name=call.name,
-                args=call.arguments,
-                auto_approvable=opinion.auto_approvable,
-                message=f'Calling "{call.name}" requires approval',
-            )
-            result = pending(action_id, pending_reason(call.name))
-        if self._on_decision is not None:
-            self._on_decision(self._record(call, opinion, action_id))
-        return result
-
-    def evaluate(self, tool_call: object) -> DecisionRecord:
-        """A dry run: the record of what ``before_tool_call`` would decide, changing nothing.
-
-        Nothing is submitted and no callback or observer is called; a would-be submission has outcome
-        ``"pending"`` and ``action_id`` ``None``.
-        """
-        call, opinion = self._decide(tool_call)
-        return self._record(call, opinion, None)
-
-    def lookup(self, action_id: int) -> Action | None:
-        """The queued action with this id, or ``None`` (delegates to the queue)."""
-        return self._queue.get(action_id)
-
-    def _decide(self, tool_call: object) -> tuple[_Call, _Opinion]:
-        name, arguments, call_id = read_tool_call(tool_call)
-        decision, match = self._classify(name, arguments)
-        call = _Call(name, arguments, call_id, decision, match, self._registry.lookup(name))
-        for layer in _PIPELINE:
-            opinion = layer(self, call)
-            if opinion is not None:
-                if opinion.verdict == "submit" and not self._may_submit(call, opinion):
-                    opinion = _Opinion(
-                        opinion.layer,
-                        "block",
-                        f"Tool '{name}' requires approval, and no one can approve it in this session",
-                    )
-                return call, opinion
-        raise AssertionError("the default layer always has an opinion")  # pragma: no cover
-
-    def _classify(self, name: str, arguments: object) -> tuple[Decision | None, RuleMatch | None]:
-        rules = self._rules
-        if rules is None:
-            return None, None
-        explain = getattr(rules, "explain", None)
-        if explain is None:
-            return checked_decision(rules.classify(name, arguments), f"rules.classify({name!r})"), None
-        match: RuleMatch | None = explain(name, arguments)
-        if match is None:
-            return None, None
-        if isinstance(rules, PermissionRules | PermissionRuleSet):
-            return match.decision, match
-        return checked_match_decision(match.decision, f"rules.explain({name!r})"), match
-
-    def _requires_approval(self, name: str) -> bool:
-        return any(tool_pattern_matches(pattern, name) for pattern in self._require_patterns)
-
-    def _may_submit(self, call: _Call, opinion: _Opinion) -> bool:
-        """Whether a submission can happen: a person can answer, or the queue approves it by itself.
-
-        Unattended sessions turn every other would-be submission into a block, keeping the layer.
-        """
-        if self._interactive:
-            return True
-        return opinion.auto_approvable and self._queue.auto_approve.get(call.name) is True
-
-    def _record(self, call: _Call, opinion: _Opinion, action_id: int | None) -> DecisionRecord:
-        submitted = opinion.verdict == "submit"
-        return DecisionRecord(
-            tool=call.name,
-            args_digest=args_digest(call.arguments),
-            outcome=_OUTCOMES[opinion.verdict],
-            layer=opinion.layer,
-            rule=None if call.match is None else MatchedRule.from_match(call.match),
-            reason=pending_reason(call.name) if submitted else opinion.reason or None,
-            action_id=action_id,
-            auto_approvable=submitted and opinion.auto_approvable,
-            ts=self._clock(),
-        )
-
-
-_OUTCOMES: Final[Mapping[_Verdict, HookAction]] = {
-    "proceed": "proceed",
-    "block": "block",
-    "submit": "pending",
-}
+    def _facts(self, name: str, arguments: object, call_id: object, context: object) -> _Call:
+        return _Call(self._state, name, arguments, call_id, context)

@@ -6,6 +6,8 @@ import json
 from collections.abc import Mapping
 from typing import Final
 
+from ask_permissions._json_text import escape_surrogates, write_json
+
 __all__ = ["args_digest", "canonical_json", "fnv1a_64"]
 
 _OFFSET_BASIS: Final = 0xCBF29CE484222325
@@ -40,14 +42,34 @@ def _string_keys(value: object) -> object:
     return value
 
 
-def canonical_json(arguments: object) -> str:
-    """Compact JSON with object keys sorted recursively, non-ASCII kept, ``None`` as ``null``."""
+def _canonical_text(arguments: object) -> str:
     try:
         return _encode_canonical(arguments)
     except TypeError:  # keys of mixed types cannot be sorted as they are
-        return _encode_canonical(_string_keys(arguments))
+        try:
+            return _encode_canonical(_string_keys(arguments))
+        except (TypeError, ValueError, RecursionError):
+            return write_json(arguments, sort_keys=True, string_keys=True)
+    except (ValueError, RecursionError):
+        # A container inside itself, nesting deeper than the C encoder goes, an int past the digit limit.
+        return write_json(arguments, sort_keys=True)
+
+
+def canonical_json(arguments: object) -> str:
+    """Compact JSON with object keys sorted recursively, non-ASCII kept, ``None`` as ``null``.
+
+    Any value has one: a lone surrogate (which cannot be encoded as UTF-8) is written as its ``\\uXXXX``
+    escape, a container met again inside itself as the string ``"<circular reference>"``, and values nested
+    deeper than Python's recursion limit are written all the same.
+    """
+    return escape_surrogates(_canonical_text(arguments))
 
 
 def args_digest(arguments: object) -> str:
     """The digest of a call's arguments: FNV-1a-64 over their canonical JSON, UTF-8 encoded."""
-    return fnv1a_64(canonical_json(arguments).encode("utf-8"))
+    text = _canonical_text(arguments)
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: digest the canonical text, which escapes it
+        data = escape_surrogates(text).encode("utf-8")
+    return fnv1a_64(data)

@@ -7,13 +7,14 @@ import logging
 import math
 import threading
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import KW_ONLY, dataclass, field
 from datetime import datetime, timedelta
 from types import MappingProxyType
-from typing import Final, Literal, TypeAlias, final, overload
+from typing import Any, Final, Literal, TypeAlias, final, overload
 
 from ask_permissions._clock import utc_now
-from ask_permissions._names import require_tool_names
+from ask_permissions._errors import preview
+from ask_permissions._names import fold_tool_name, require_tool_names
 from ask_permissions._tool_call import read_tool_call
 from ask_permissions.typing import Clock, Mode
 
@@ -29,25 +30,32 @@ ApprovalStatus: TypeAlias = Literal["pending", "approved"]
 There is no rejected status: an entry nobody approves keeps blocking.
 """
 
-_APPROVAL_KEYS: Final = frozenset({"tool_call_id", "tool_name", "status", "created_at"})
-
 
 @final
 @dataclass(frozen=True, slots=True)
 class Approval:
-    """A sticky approval the gate records for one blocked ``tool_call_id``.
+    """A sticky approval the gate records for one blocked ``tool_call_id``: the gem's ``Approval``.
 
     Attributes:
         tool_call_id: the id of the blocked tool call (the key ``approve`` takes).
-        tool_name: the blocked tool's name.
+        tool_name: the blocked tool's name, as the call gave it.
         status: ``"pending"`` or ``"approved"``.
         created_at: when the gate recorded the entry (aware); a timeout is measured from it.
+        arguments: the blocked call's arguments, as given (what the call would run).
+        reason: the block reason the call got, e.g. ``"bash requires approval"``.
+        approved_at: when :meth:`Permissions.approve` approved it, by the gate's clock; ``None`` before.
+        tool_call: the tool call object the gate was given (not compared, not shown in the repr).
     """
 
     tool_call_id: Hashable
     tool_name: str
     status: ApprovalStatus
     created_at: datetime
+    _: KW_ONLY
+    arguments: Any = None
+    reason: str = ""
+    approved_at: datetime | None = None
+    tool_call: object = field(default=None, repr=False, compare=False)
 
     @property
     def is_pending(self) -> bool:
@@ -62,11 +70,13 @@ class Approval:
     @overload
     def __getitem__(self, key: Literal["tool_call_id"]) -> Hashable: ...
     @overload
-    def __getitem__(self, key: Literal["tool_name"]) -> str: ...
+    def __getitem__(self, key: Literal["tool_name", "reason"]) -> str: ...
     @overload
     def __getitem__(self, key: Literal["status"]) -> ApprovalStatus: ...
     @overload
     def __getitem__(self, key: Literal["created_at"]) -> datetime: ...
+    @overload
+    def __getitem__(self, key: Literal["approved_at"]) -> datetime | None: ...
     @overload
     def __getitem__(self, key: str) -> object: ...
 
@@ -75,6 +85,37 @@ class Approval:
         if not isinstance(key, str) or key not in _APPROVAL_KEYS:
             raise KeyError(key)
         return getattr(self, key)
+
+
+_APPROVAL_KEYS: Final = frozenset(item.name for item in dataclasses.fields(Approval))
+
+_IdKey: TypeAlias = tuple[type, object]
+"""How the gate keys an id: its type and value, so that ``1``, ``True`` and ``1.0`` are three ids."""
+
+
+def _id_key(call_id: object) -> _IdKey:
+    """The key of a tool call id; raises for an id that cannot be one (unhashable, or failing to hash)."""
+    key: _IdKey
+    if isinstance(call_id, str):
+        key = (str, str.__str__(call_id))  # a str subclass (a StrEnum member) is its text
+    elif isinstance(call_id, tuple):
+        key = (tuple, tuple(_id_key(item) for item in call_id))  # (1,) == (True,) otherwise
+    elif isinstance(call_id, frozenset):
+        key = (frozenset, frozenset(_id_key(item) for item in call_id))
+    else:
+        key = (type(call_id), call_id)
+    hash(key)
+    return key
+
+
+def _find_key(call_id: object) -> _IdKey | None:
+    """The key of an id to look up, or ``None`` when no entry can have it."""
+    if call_id is None:
+        return None
+    try:
+        return _id_key(call_id)
+    except Exception:  # approve and forget never raise: an id that cannot be a key has no entry
+        return None
 
 
 _DEFAULT_TOOLS: Final[tuple[str, ...]] = ("write", "edit", "bash", "destroy")
@@ -93,9 +134,11 @@ class Permissions:
 
     A blocked call records one pending :class:`Approval` keyed by its ``tool_call_id``; once
     :meth:`approve` is called with that id, later calls with the same id proceed. Approving one id never
-    unlocks another. The first block of an id logs a reminder at WARNING on the ``ask_permissions.gate``
-    logger. Thread-safe: the approvals are guarded by a private lock, which is never held while the
-    clock is called or a message is logged.
+    unlocks another: ids are keyed by type and value, so approving ``1`` never approves ``True`` or ``1.0``.
+    A call is blocked when its name is a blocked tool's, also after folding (``Bash``, ``bash `` or a
+    fullwidth ``bash`` meet a blocked ``bash``). The first block of an id logs a reminder at WARNING on the
+    ``ask_permissions.gate`` logger; :meth:`forget` drops an entry. Thread-safe: the approvals are guarded
+    by a private lock, which is never held while the clock is called or a message is logged.
 
     Args:
         mode: ``"full_access"`` (blocks nothing), ``"ask_before_changes"`` or ``"read_only"`` (both block
@@ -125,7 +168,17 @@ class Permissions:
     )
     """Each mode's blocked tools, derived from ``ACCESS_MODES``."""
 
-    __slots__ = ("__weakref__", "_approvals", "_blocked", "_clock", "_lock", "_mode", "_timeout")
+    __slots__ = (
+        "__weakref__",
+        "_approvals",
+        "_blocked",
+        "_blocked_folded",
+        "_blocked_names",
+        "_clock",
+        "_lock",
+        "_mode",
+        "_timeout",
+    )
 
     def __init__(
         self,
@@ -144,13 +197,15 @@ class Permissions:
         else:
             blocked = tuple(dict.fromkeys(require_tool_names(blocked_tools, "blocked_tools")))
         self._blocked: Final = blocked
+        self._blocked_names: Final = frozenset(blocked)
+        self._blocked_folded: Final = frozenset(fold_tool_name(name) for name in blocked)
         self._timeout: Final = _read_timeout(timeout)
         if clock is not None and not callable(clock):
-            raise TypeError(f"clock: expected a callable returning an aware datetime; got {clock!r}")
+            raise TypeError(f"clock: expected a callable returning an aware datetime; got {preview(clock)}")
         self._clock: Final[Clock] = clock if clock is not None else utc_now
         self._lock: Final = threading.Lock()
-        # Insertion order is creation order: pending_approvals lists entries in that order.
-        self._approvals: Final[dict[Hashable, Approval]] = {}
+        # Insertion order is creation order: approvals and pending_approvals list entries in that order.
+        self._approvals: Final[dict[_IdKey, Approval]] = {}
 
     @property
     def mode(self) -> Mode | None:
@@ -173,6 +228,15 @@ class Permissions:
         return self._clock
 
     @property
+    def approvals(self) -> list[Approval]:
+        """Every entry, pending or approved, in creation order (a fresh list each time).
+
+        Expired entries are listed too, as by ``pending_approvals``.
+        """
+        with self._lock:
+            return list(self._approvals.values())
+
+    @property
     def pending_approvals(self) -> list[Approval]:
         """Entries whose status is ``"pending"``, in creation order (a fresh list each time).
 
@@ -182,21 +246,42 @@ class Permissions:
             return [entry for entry in self._approvals.values() if entry.status == "pending"]
 
     def approve(self, tool_call_id: object) -> bool:
-        """Approve the entry recorded for ``tool_call_id``.
+        """Approve the entry recorded for ``tool_call_id``, stamping its ``approved_at`` by the clock.
 
-        Returns ``True`` for any existing entry, pending or already approved, and ``False`` for an
-        unknown id (``None`` included: calls without an id are never recorded). Never raises. Approving
-        an expired entry does not revive it: the next call with that id starts a fresh pending entry.
+        Returns ``True`` for any existing entry, pending or already approved (which keeps its
+        ``approved_at``), and ``False`` for an unknown id (``None`` included: calls without an id are never
+        recorded). Never raises for any id; a clock that fails raises its error, the entry left pending.
+        Approving an expired entry does not revive it: the next call with that id starts a fresh pending
+        entry.
         """
-        if tool_call_id is None or not _is_hashable(tool_call_id):
+        key = _find_key(tool_call_id)
+        if key is None:
+            return False
+        while True:
+            with self._lock:
+                entry = self._approvals.get(key)
+                if entry is None:
+                    return False
+                if entry.status != "pending":
+                    return True
+            now = self._now()  # outside the lock: the clock is the host's code
+            with self._lock:
+                if self._approvals.get(key) is entry:
+                    self._approvals[key] = dataclasses.replace(entry, status="approved", approved_at=now)
+                    return True
+            # Another thread approved, replaced or forgot the entry meanwhile: look again.
+
+    def forget(self, tool_call_id: object) -> bool:
+        """Drop the entry recorded for ``tool_call_id``, pending or approved; whether there was one.
+
+        For hosts that run long: an entry is otherwise kept for as long as the gate lives. The next call
+        with that id blocks again and records a fresh entry. Never raises.
+        """
+        key = _find_key(tool_call_id)
+        if key is None:
             return False
         with self._lock:
-            entry = self._approvals.get(tool_call_id)
-            if entry is None:
-                return False
-            if entry.status == "pending":
-                self._approvals[tool_call_id] = dataclasses.replace(entry, status="approved")
-            return True
+            return self._approvals.pop(key, None) is not None
 
     def before_tool_call(self, tool_call: object, context: object = None) -> ProceedResult | BlockResult:
         """Decide whether ``tool_call`` may run: proceed, or block until its id is approved.
@@ -209,8 +294,8 @@ class Permissions:
             TypeError: the tool call has no string name, or a blocked call's id is not hashable.
             ValueError: the tool name is empty.
         """
-        name, _, call_id = read_tool_call(tool_call)
-        if name not in self._blocked:
+        name, arguments, call_id = read_tool_call(tool_call)
+        if name not in self._blocked_names and fold_tool_name(name) not in self._blocked_folded:
             return proceed()
         reason = (
             f"{name} requires approval"
@@ -223,17 +308,23 @@ class Permissions:
                 "[Permissions] Tool '%s' requires approval, but the call has no id to approve it by.", name
             )
             return block(reason)
-        if not _is_hashable(call_id):
-            raise TypeError(f"tool_call.id: expected a hashable id (a string); got {call_id!r}")
+        try:
+            key = _id_key(call_id)
+        except Exception:
+            raise TypeError(
+                f"tool_call.id: expected a hashable id (a string); got {preview(call_id)}"
+            ) from None
         now = self._now()
         created = False
         with self._lock:
-            entry = self._approvals.get(call_id)
+            entry = self._approvals.get(key)
             if entry is not None and self._is_expired(entry, now):
-                del self._approvals[call_id]
+                del self._approvals[key]
                 entry = None
             if entry is None:
-                self._approvals[call_id] = Approval(call_id, name, "pending", now)
+                self._approvals[key] = Approval(
+                    call_id, name, "pending", now, arguments=arguments, reason=reason, tool_call=tool_call
+                )
                 created = True
             elif entry.status == "approved":
                 # As in the gem, the approval is sticky per id: later calls with this id proceed.
@@ -247,9 +338,9 @@ class Permissions:
     def _now(self) -> datetime:
         now = self._clock()
         if not isinstance(now, datetime):
-            raise TypeError(f"clock: expected an aware datetime; got {now!r}")
+            raise TypeError(f"clock: expected an aware datetime; got {preview(now)}")
         if now.utcoffset() is None:
-            raise ValueError(f"clock: expected an aware datetime; got naive {now!r}")
+            raise ValueError(f"clock: expected an aware datetime; got naive {preview(now)}")
         return now
 
     def _is_expired(self, entry: Approval, now: datetime) -> bool:
@@ -270,7 +361,7 @@ def _read_mode(mode: object) -> Mode | None:
         for known in _ACCESS_MODES:
             if mode == known:
                 return known
-    raise ValueError(f"Unknown access mode: {mode!r}. Valid: {', '.join(_ACCESS_MODES)}")
+    raise ValueError(f"Unknown access mode: {preview(mode)}. Valid: {', '.join(_ACCESS_MODES)}")
 
 
 def _read_timeout(timeout: object) -> timedelta | None:
@@ -278,23 +369,15 @@ def _read_timeout(timeout: object) -> timedelta | None:
         return None
     if isinstance(timeout, timedelta):
         if timeout <= timedelta(0):
-            raise ValueError(f"timeout: expected a positive duration; got {timeout!r}")
+            raise ValueError(f"timeout: expected a positive duration; got {preview(timeout)}")
         return timeout
     if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout: expected seconds (int or float) or a timedelta; got {timeout!r}")
+        raise TypeError(f"timeout: expected seconds (int or float) or a timedelta; got {preview(timeout)}")
     if not (math.isfinite(timeout) and timeout > 0):
-        raise ValueError(f"timeout: expected a positive, finite number of seconds; got {timeout!r}")
+        raise ValueError(f"timeout: expected a positive, finite number of seconds; got {preview(timeout)}")
     try:
         return timedelta(seconds=timeout)
     except OverflowError:
         raise ValueError(
-            f"timeout: expected a number of seconds a timedelta can hold; got {timeout!r}"
+            f"timeout: expected a number of seconds a timedelta can hold; got {preview(timeout)}"
         ) from None
-
-
-def _is_hashable(value: object) -> bool:
-    try:
-        hash(value)
-    except TypeError:
-        return False
-    return True

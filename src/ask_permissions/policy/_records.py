@@ -6,30 +6,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, Literal, TypeAlias, final
+from typing import Any, final
 
 from ask_permissions.rules._patterns import StoredArgumentPattern, ToolPattern, encode_pattern
 from ask_permissions.rules._rules import RuleMatch
-from ask_permissions.typing import Decision, HookAction, RuleSetLayer
+from ask_permissions.typing import Decision, DecisionLayer, HookAction, RecordVerdict, RuleSetLayer
 
-__all__ = ["DecisionLayer", "DecisionRecord", "MatchedRule"]
-
-DecisionLayer: TypeAlias = Literal[
-    "deny_rule",
-    "always_ask",
-    "read_only",
-    "allow_rule",
-    "session_grant",
-    "project_grant",
-    "ask_rule",
-    "full_access",
-    "ask_before_changes",
-    "elevated_risk",
-    "approval_required",
-    "default",
-]
-"""The policy layer that decided a call, in the order the policy consults them. The gem's eighth layer
-is three checks, in its code order: ``ask_before_changes``, ``elevated_risk``, ``approval_required``."""
+__all__ = ["DecisionRecord", "MatchedRule"]
 
 
 def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str, object]:
@@ -96,6 +79,14 @@ class DecisionRecord:
         action_id: the queued action's id, or ``None`` (always ``None`` in a dry run).
         auto_approvable: what was (or would be) submitted; ``False`` when nothing was.
         ts: when the decision was taken, from the policy's clock.
+        source: the settings source of the deciding rule, for policies that have sources (``None``
+            otherwise; ``to_dict`` then leaves the key out).
+        verdict: the decision in seed 001's vocabulary (``allow``, ``allow_modified``, ``deny``, ``ask``, and
+            for an ask's resolution ``ask_allowed``, ``ask_denied``, ``ask_unresolved``, ``ask_expired``,
+            ``cancelled``). Computed from ``outcome`` when not given.
+        modified: the call runs with replaced arguments (``args_digest`` stays the digest of the model's
+            original arguments: it identifies the call the model made).
+        rule_id: the id of the check function that decided, if one did.
     """
 
     tool: str
@@ -107,10 +98,28 @@ class DecisionRecord:
     action_id: int | None
     auto_approvable: bool
     ts: datetime
+    source: str | None = None
+    verdict: RecordVerdict | None = None
+    modified: bool = False
+    rule_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is None:
+            # The verdict a decision's outcome implies; a resolution's is always given.
+            implied = {
+                "proceed": "allow_modified" if self.modified else "allow",
+                "block": "deny",
+                "pending": "ask",
+            }
+            object.__setattr__(self, "verdict", implied[self.outcome])
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict."""
-        return {
+        """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict.
+
+        ``verdict`` is always there; keys of fields that do not apply (``source``, ``rule_id``, ``modified``
+        when false) are left out.
+        """
+        data: dict[str, Any] = {
             "tool": self.tool,
             "args_digest": self.args_digest,
             "outcome": self.outcome,
@@ -120,4 +129,12 @@ class DecisionRecord:
             "action_id": self.action_id,
             "auto_approvable": self.auto_approvable,
             "ts": self.ts.isoformat(),
+            "verdict": self.verdict,
         }
+        if self.source is not None:
+            data["source"] = self.source
+        if self.modified:
+            data["modified"] = True
+        if self.rule_id is not None:
+            data["rule_id"] = self.rule_id
+        return data

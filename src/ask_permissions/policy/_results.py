@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, TypeAlias, TypedDict
+from ask_permissions.typing import BlockResult, HookResult, PendingResult, ProceedResult
 
 __all__ = [
     "BlockResult",
@@ -14,34 +14,6 @@ __all__ = [
     "pending_reason",
     "proceed",
 ]
-
-
-class ProceedResult(TypedDict):
-    """The tool call may run: ``{"action": "proceed"}``."""
-
-    action: Literal["proceed"]
-
-
-class BlockResult(TypedDict):
-    """The tool call is refused: ``{"action": "block", "reason": "..."}``."""
-
-    action: Literal["block"]
-    reason: str
-
-
-class PendingResult(TypedDict):
-    """The tool call waits for a person: ``{"action": "pending", "action_id": 1, "reason": "..."}``.
-
-    ``action_id`` is the approval queue's id of the submitted action.
-    """
-
-    action: Literal["pending"]
-    action_id: int
-    reason: str
-
-
-HookResult: TypeAlias = ProceedResult | BlockResult | PendingResult
-"""Any of the three shapes a ``before_tool_call`` hook returns; ``result["action"]`` tells them apart."""
 
 
 def proceed() -> ProceedResult:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import dataclasses
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
+
+from ask_permissions._names import fold_tool_name
 
 __all__ = ["NO_METADATA", "SIDE_EFFECT_SCOPES", "ToolMetadata", "ToolRegistry"]
 
@@ -78,15 +81,22 @@ class ToolRegistry:
 
     A mapping and any object indexable with ``[]`` are looked up live, on every call; a sequence of objects
     with a ``name`` is indexed once, when the policy is built (the first tool of a name wins).
+
+    A call whose name is not registered but folds to a registered name (``Deploy``, ``deploy\u200b`` for
+    ``deploy``) is asked about when that tool declares ``always_ask``: folding only ever adds the prompt,
+    never the other declarations (a host that runs ``Deploy`` as ``deploy`` must not see it prompt less).
+    Other indexables cannot list their names, so they are looked up exactly.
     """
 
-    __slots__ = ("_index", "_source")
+    __slots__ = ("_folded", "_index", "_source")
 
     def __init__(self, tools: object) -> None:
         self._source = tools
         self._index: Mapping[str, object] | None = None
+        self._folded: Mapping[str, tuple[object, ...]] | None = None
         if tools is None:
             self._index = {}
+            self._folded = {}
         elif isinstance(tools, Sequence) and not isinstance(tools, str | bytes):
             index: dict[str, object] = {}
             for tool in tools:
@@ -95,6 +105,7 @@ class ToolRegistry:
                     raise TypeError(f"tools: expected objects with a string name; got {tool!r}")
                 index.setdefault(name, tool)
             self._index = index
+            self._folded = _by_folded_name(index.items())
         elif isinstance(tools, str | bytes) or (
             not isinstance(tools, Mapping) and not hasattr(tools, "__getitem__")
         ):
@@ -105,12 +116,44 @@ class ToolRegistry:
 
     def lookup(self, name: str) -> ToolMetadata:
         """The metadata of the tool called ``name`` (``NO_METADATA`` when there is no such tool)."""
-        if self._index is not None:
-            return read_metadata(self._index.get(name))
         source: Any = self._source
-        if isinstance(source, Mapping):
-            return read_metadata(source.get(name))
-        try:
-            return read_metadata(source[name])
-        except LookupError:
-            return NO_METADATA
+        if self._index is not None:
+            tool = self._index.get(name)
+        elif isinstance(source, Mapping):
+            tool = source.get(name)
+        else:
+            try:
+                tool = source[name]
+            except LookupError:
+                tool = None
+        if tool is not None:
+            return read_metadata(tool)
+        if self._folded_always_asks(name):
+            return _ALWAYS_ASK
+        return NO_METADATA
+
+    def _folded_always_asks(self, name: str) -> bool:
+        """Whether a registered tool whose name folds like ``name`` declares ``always_ask``."""
+        folded = fold_tool_name(name)
+        if self._folded is not None:
+            candidates: Iterable[object] = self._folded.get(folded, ())
+        elif isinstance(self._source, Mapping):
+            # Live mappings may change between calls, so they are scanned, and only for unknown names.
+            candidates = (
+                tool
+                for key, tool in self._source.items()
+                if isinstance(key, str) and fold_tool_name(key) == folded
+            )
+        else:
+            return False
+        return any(tool is not None and read_metadata(tool).always_ask for tool in candidates)
+
+
+_ALWAYS_ASK: Final = dataclasses.replace(NO_METADATA, always_ask=True)
+
+
+def _by_folded_name(entries: Iterable[tuple[str, object]]) -> Mapping[str, tuple[object, ...]]:
+    grouped: dict[str, list[object]] = {}
+    for name, tool in entries:
+        grouped.setdefault(fold_tool_name(name), []).append(tool)
+    return {folded: tuple(tools) for folded, tools in grouped.items()}

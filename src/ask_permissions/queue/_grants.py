@@ -7,7 +7,15 @@ from collections.abc import Iterable
 from typing import Final, final
 
 from ask_permissions._names import require_tool_name, require_tool_names
-from ask_permissions._strict import SNAPSHOT_VERSION, child, read_list, read_mapping, read_str, read_version
+from ask_permissions._strict import (
+    SNAPSHOT_VERSION,
+    child,
+    guard_reading,
+    read_list,
+    read_mapping,
+    read_text,
+    read_version,
+)
 
 __all__ = ["SessionPermissionGrants"]
 
@@ -91,7 +99,8 @@ class SessionPermissionGrants:
         """Replace every grant with those of ``snapshot``. Returns the grants.
 
         Raises:
-            InvalidSnapshotError: the snapshot is invalid; the grants are left unchanged.
+            InvalidSnapshotError: the snapshot is invalid (whatever it holds: never another exception); the
+                grants are left unchanged.
         """
         tools = _read_snapshot(snapshot)
         with self._lock:
@@ -106,7 +115,7 @@ class SessionPermissionGrants:
         error messages start from it.
 
         Raises:
-            InvalidSnapshotError: the snapshot is invalid.
+            InvalidSnapshotError: the snapshot is invalid (whatever it holds: never another exception).
         """
         grants = cls()
         grants._tools = _read_snapshot(snapshot, path)
@@ -124,12 +133,13 @@ class SessionPermissionGrants:
 
 
 def _read_snapshot(snapshot: object, path: str = "") -> set[str]:
+    return guard_reading(lambda: _read_tools(snapshot, path), snapshot, path)
+
+
+def _read_tools(snapshot: object, path: str) -> set[str]:
     data = read_mapping(snapshot, path, required=("version", _GRANTED_TOOLS))
     read_version(data, path)
     path = child(path, _GRANTED_TOOLS)
     entries = read_list(data[_GRANTED_TOOLS], path)
     # Duplicates are accepted: grants are a set, as in the gem, so they simply collapse.
-    return {
-        str.__str__(read_str(entry, child(path, index), non_empty=True))
-        for index, entry in enumerate(entries)
-    }
+    return {read_text(entry, child(path, index), non_empty=True) for index, entry in enumerate(entries)}

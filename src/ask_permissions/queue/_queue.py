@@ -7,7 +7,7 @@ import contextlib
 import math
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
@@ -310,6 +310,7 @@ class ApprovalQueue:
         "_requested",
         "_submitting",
         "_unresolved",
+        "_unresolved_by_call",
         "on_approve",
         "on_reject",
         "on_submit",
@@ -343,6 +344,9 @@ class ApprovalQueue:
         # Ids of the pending and applying actions in id order (ids only ever grow, and a rollback does
         # not move an id), so the head, the pending list and any_pending never look at history.
         self._unresolved: Final[OrderedDict[int, None]] = OrderedDict()
+        # The same ids by the call they stand for, so a host re-running a call finds its action without
+        # scanning every pending one.
+        self._unresolved_by_call: Final[dict[tuple[type, Hashable], list[int]]] = {}
         self._applying: Final[set[int]] = set()
         # id -> thread ident, while that thread runs on_submit for it: the drain must not approve an
         # action before its on_submit returns, nor overtake it.
@@ -390,6 +394,29 @@ class ApprovalQueue:
         """Whether any action is pending."""
         with self._changed:
             return len(self._unresolved) > len(self._applying)
+
+    def pending_for_call(self, tool_call_id: object) -> list[Action]:
+        """The pending actions submitted for this ``tool_call_id``, in id order (a fresh list).
+
+        Ids match by type and value: ``1`` is not ``True`` or ``1.0``. ``None`` matches nothing: a call
+        without an id cannot be recognised again.
+        """
+        if tool_call_id is None:
+            return []
+        key = _call_key(tool_call_id)
+        with self._changed:
+            if key is None:  # an unhashable id: compare it with each unresolved action's own
+                ids = [
+                    action_id
+                    for action_id in self._unresolved
+                    if _same_call_id(self._actions[action_id].tool_call_id, tool_call_id)
+                ]
+            else:
+                indexed = self._unresolved_by_call.get(key)
+                if not indexed:
+                    return []
+                ids = indexed
+            return [self._actions[action_id] for action_id in ids if action_id not in self._applying]
 
     def __repr__(self) -> str:
         with self._changed:
@@ -441,7 +468,7 @@ class ApprovalQueue:
                 message=message if message is None else str.__str__(message),
             )
             self._actions[action.id] = action
-            self._unresolved[action.id] = None
+            self._track(action)
             if on_submit is not None:
                 self._submitting[action.id] = threading.get_ident()
         if on_submit is not None:
@@ -615,7 +642,7 @@ class ApprovalQueue:
                 )
             for action in actions:
                 self._actions[action.id] = action
-                self._unresolved[action.id] = None
+                self._track(action)
             self._last_id = max([next_id, *(action.id for action in actions)])
             self._changed.notify_all()
         return len(actions)
@@ -624,6 +651,23 @@ class ApprovalQueue:
 
     def _now(self) -> datetime:
         return _aware(self._clock(), "clock()")
+
+    def _track(self, action: Action) -> None:
+        """Locked: record a new unresolved action."""
+        self._unresolved[action.id] = None
+        key = _call_key(action.tool_call_id)
+        if key is not None:
+            self._unresolved_by_call.setdefault(key, []).append(action.id)
+
+    def _untrack(self, action: Action) -> None:
+        """Locked: forget a resolved action's place among the unresolved ones."""
+        del self._unresolved[action.id]
+        key = _call_key(action.tool_call_id)
+        if key is not None:
+            ids = self._unresolved_by_call[key]
+            ids.remove(action.id)
+            if not ids:
+                del self._unresolved_by_call[key]
 
     def _pending(self) -> list[Action]:
         """Locked: pending actions in id order."""
@@ -684,7 +728,7 @@ class ApprovalQueue:
                 )
                 self._actions[action_id] = resolved
                 self._applying.discard(action_id)
-                del self._unresolved[action_id]
+                self._untrack(resolved)
                 waiters = self._async_waiters.pop(action_id, ())
             finally:
                 self._changed.notify_all()
@@ -790,6 +834,27 @@ def _evolve(
         scope,
         feedback,
     )
+
+
+def _call_key(tool_call_id: object) -> tuple[type, Hashable] | None:
+    """An index key for a call id, by type and value; ``None`` for no id or an unhashable one."""
+    kind = type(tool_call_id)
+    if kind is str or kind is int:  # what frameworks send: no need to ask whether it hashes
+        return (kind, tool_call_id)
+    if tool_call_id is None:
+        return None
+    try:
+        hash(tool_call_id)
+    except TypeError:
+        return None
+    return (type(tool_call_id), tool_call_id)
+
+
+def _same_call_id(left: object, right: object) -> bool:
+    try:
+        return type(left) is type(right) and bool(left == right)
+    except Exception:  # a host's id type whose comparison raises is not the same id
+        return False
 
 
 def _sorted_ids(values: Iterable[object]) -> list[int]:

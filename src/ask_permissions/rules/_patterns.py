@@ -9,7 +9,9 @@ import re
 from collections.abc import Mapping
 from typing import Final, Literal, TypeAlias
 
-from ask_permissions._strict import child, fail, read_mapping, read_str
+from ask_permissions._errors import preview
+from ask_permissions._json_text import write_json, write_repr
+from ask_permissions._strict import child, fail, read_mapping, read_text
 
 __all__ = [
     "ALL",
@@ -61,16 +63,31 @@ def serialize_arguments(arguments: object) -> str:
 
     A mapping is compact JSON with its key order kept and non-ASCII kept (a leaf JSON cannot encode is
     written as its ``str()``); a string is used as is; ``None`` is ``""``; anything else is ``str(value)``.
+    Any arguments have a text: a container met again inside itself is written as the string
+    ``"<circular reference>"``, values nested deeper than Python's recursion limit are written all the same,
+    and a key JSON refuses (a tuple) as its ``str()``.
     """
     if isinstance(arguments, str):
         return arguments
     if arguments is None:
         return ""
-    if isinstance(arguments, dict):
-        return _encode_mapping(arguments)
-    if isinstance(arguments, Mapping):
-        return _encode_mapping(dict(arguments))
-    return str(arguments)
+    if isinstance(arguments, dict):  # checked before Mapping, an ABC and much slower to check
+        mapping = arguments
+    elif isinstance(arguments, Mapping):
+        mapping = dict(arguments)
+    else:
+        mapping = None
+    if mapping is not None:
+        try:
+            return _encode_mapping(mapping)
+        except (TypeError, ValueError, RecursionError):
+            # A key json refuses, a container inside itself, nesting deeper than the C encoder goes, or an
+            # int past the digit limit: the iterative writer gives the same text for all the rest.
+            return write_json(mapping)
+    try:
+        return str(arguments)
+    except RecursionError:  # a list nested deeper than repr goes
+        return write_repr(arguments)
 
 
 def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> ToolPattern:
@@ -84,11 +101,13 @@ def normalize_tool_pattern(pattern: object, field: str = "tool_pattern") -> Tool
         return ALL
     if isinstance(pattern, str):
         if not pattern:
-            raise ValueError(f"{field}: expected a tool name, a compiled regex or ALL; got {pattern!r}")
+            raise ValueError(
+                f"{field}: expected a tool name, a compiled regex or ALL; got {preview(pattern)}"
+            )
         return str.__str__(pattern)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
         return pattern
-    raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {pattern!r}")
+    raise TypeError(f"{field}: expected a tool name, a compiled str regex or ALL; got {preview(pattern)}")
 
 
 def normalize_argument_pattern(pattern: object, field: str = "argument_pattern") -> StoredArgumentPattern:
@@ -99,7 +118,7 @@ def normalize_argument_pattern(pattern: object, field: str = "argument_pattern")
         return str.__str__(pattern)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
         return pattern
-    raise TypeError(f"{field}: expected a string, a compiled str regex, ALL or None; got {pattern!r}")
+    raise TypeError(f"{field}: expected a string, a compiled str regex, ALL or None; got {preview(pattern)}")
 
 
 def tool_pattern_matches(pattern: ToolPattern, tool_name: str) -> bool:
@@ -120,13 +139,23 @@ def argument_pattern_matches(pattern: StoredArgumentPattern, serialized: str) ->
     return pattern.search(serialized) is not None
 
 
+UNRESTRICTED_PROBES: Final = ("", "{}", '{"command":""}')
+"""Texts an argument pattern that restricts anything must not match: no arguments (``""``) and the
+serialized forms of ``{}`` and of ``{"command": ""}`` (a call that names no command at all)."""
+
+
 def is_unrestricted(pattern: StoredArgumentPattern) -> bool:
-    """Whether an argument pattern matches every input: none at all, ``""``, or a regex matching ``""``."""
+    """Whether an argument pattern restricts nothing: none at all, or one matching a text in
+    ``UNRESTRICTED_PROBES``.
+
+    A pattern such as ``{``, ``"``, ``command``, ``.`` or ``\\S`` does not match ``""``, yet it matches the
+    serialized arguments of every call that passes a mapping: it restricts nothing.
+    """
     if pattern is None:
         return True
     if isinstance(pattern, str):
-        return not pattern
-    return pattern.search("") is not None
+        return any(pattern in probe for probe in UNRESTRICTED_PROBES)
+    return any(pattern.search(probe) is not None for probe in UNRESTRICTED_PROBES)
 
 
 # Ruby's regex options as snapshot letters. Ruby's ``m`` ("dot matches newline") is Python's DOTALL.
@@ -174,7 +203,7 @@ def encode_pattern(pattern: ToolPattern | StoredArgumentPattern) -> dict[str, ob
     letters = regex_flag_letters(pattern)
     if letters is None:
         raise ValueError(
-            f"regex {pattern.pattern!r}: only the flags IGNORECASE, DOTALL and VERBOSE can be "
+            f"regex {preview(pattern.pattern)}: only the flags IGNORECASE, DOTALL and VERBOSE can be "
             f"snapshotted; got {re.RegexFlag(_explicit_flags(pattern))!r}"
         )
     return {"type": "regexp", "source": pattern.pattern, "flags": letters}
@@ -187,22 +216,23 @@ _COMPILED_CACHE_SIZE: Final = 4096
 
 @functools.lru_cache(maxsize=_COMPILED_CACHE_SIZE)
 def _compile_str(source: str, flags: int) -> re.Pattern[str]:
+    # Only ever given plain strings (read_text makes them so): a str subclass could compare equal to a
+    # different source and be handed its regex.
     return re.compile(source, flags)
 
 
-def _compile(source: str, flags: int) -> re.Pattern[str]:
-    # Only plain strings are cached: a str subclass may compare equal to a different source.
-    return _compile_str(source, flags) if type(source) is str else re.compile(source, flags)
+_PATTERN_TYPES: Final = ("string", "symbol", "all", "regexp")
 
 
 def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[AllType.ALL]:
     """A pattern from its snapshot form (also the gem's ``{"type": "symbol"}``); strict."""
     if not isinstance(data, Mapping):
         fail(path, "a pattern object", data)
-    kind = data.get("type")
+    raw_kind = data.get("type")
+    kind = str.__str__(raw_kind) if isinstance(raw_kind, str) else None
     if kind in ("string", "symbol"):
         read_mapping(data, path, required=("type", "value"))
-        value = read_str(data["value"], child(path, "value"))
+        value = read_text(data["value"], child(path, "value"))
         # In Ruby the symbol :all is the match-everything sentinel, never a tool name; reading it as
         # the name "all" would quietly turn a gem's `deny :all` into a rule that denies nothing.
         return ALL if kind == "symbol" and value == "all" else value
@@ -211,18 +241,19 @@ def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[A
         return ALL
     if kind == "regexp":
         read_mapping(data, path, required=("type", "source", "flags"))
-        source = read_str(data["source"], child(path, "source"))
-        letters = data["flags"]
+        source = read_text(data["source"], child(path, "source"))
+        raw_letters = data["flags"]
         flags_path = child(path, "flags")
-        if not isinstance(letters, str) or len(set(letters)) != len(letters):
-            fail(flags_path, "a string of i, m, x, each at most once", letters)
+        letters = str.__str__(raw_letters) if isinstance(raw_letters, str) else None
+        if letters is None or len(set(letters)) != len(letters):
+            fail(flags_path, "a string of i, m, x, each at most once", raw_letters)
         flags = 0
         for letter in letters:
             if letter not in _LETTER_FLAGS:
-                fail(flags_path, "a string of i, m, x, each at most once", letters)
+                fail(flags_path, "a string of i, m, x, each at most once", raw_letters)
             flags |= _LETTER_FLAGS[letter]
         try:
-            return _compile(source, flags)
+            return _compile_str(source, flags)
         except (re.error, OverflowError, RecursionError, ValueError) as error:
             fail(child(path, "source"), f"a regex that compiles ({error})", source)
-    fail(child(path, "type"), "one of 'string', 'symbol', 'all', 'regexp'", kind)
+    fail(child(path, "type"), "one of " + ", ".join(map(repr, _PATTERN_TYPES)), raw_kind)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, cast, final
 
-from ask_permissions._strict import SNAPSHOT_VERSION, child, read_mapping, read_version
+from ask_permissions._errors import preview
+from ask_permissions._strict import SNAPSHOT_VERSION, child, guard_reading, read_mapping, read_version
 from ask_permissions.typing import Classifier, Decision, RuleSetLayer
 
 from ._rules import (
@@ -21,7 +22,9 @@ __all__ = ["PermissionRuleSet"]
 
 def _require_classifier(layer: object, field: str) -> Classifier | None:
     if layer is not None and not callable(getattr(layer, "classify", None)):
-        raise TypeError(f"{field}: expected an object with classify(tool_name, arguments); got {layer!r}")
+        raise TypeError(
+            f"{field}: expected an object with classify(tool_name, arguments); got {preview(layer)}"
+        )
     return layer  # type: ignore[return-value]  # checked structurally above
 
 
@@ -105,8 +108,13 @@ class PermissionRuleSet(DecisionPredicates):
         """Build a rule set from ``snapshot()`` data; strict.
 
         Raises:
-            InvalidSnapshotError: anything unknown, missing, mistyped or uncompilable, naming its path.
+            InvalidSnapshotError: anything unknown, missing, mistyped or uncompilable, naming its path; and
+                for any other input (an object that fails when read), never another exception.
         """
+        return guard_reading(lambda: cls._read_snapshot(snapshot, path), snapshot, path)
+
+    @classmethod
+    def _read_snapshot(cls, snapshot: object, path: str) -> PermissionRuleSet:
         data = read_mapping(
             snapshot, path, required=("version",), optional=("default_rules", "project_rules")
         )
@@ -127,7 +135,7 @@ def _classify(layer: Classifier | None, field: str, tool_name: str, arguments: o
         return None
     if isinstance(layer, PermissionRules):
         return layer.classify(tool_name, arguments)
-    return checked_decision(layer.classify(tool_name, arguments), f"{field}.classify({tool_name!r})")
+    return checked_decision(layer.classify(tool_name, arguments), f"{field}.classify({preview(tool_name)})")
 
 
 def _explain(
@@ -144,7 +152,7 @@ def _explain(
         return None
     decision = match.decision
     if not isinstance(layer, PermissionRules | PermissionRuleSet):
-        decision = checked_match_decision(decision, f"{name}_rules.explain({tool_name!r})")
+        decision = checked_match_decision(decision, f"{name}_rules.explain({preview(tool_name)})")
     # A nested rule set keeps its own layer name; a plain ruleset gets this one.
     return RuleMatch(match.rule, match.index, match.layer or name, decision)
 
@@ -153,5 +161,5 @@ def _layer_snapshot(layer: Classifier | None, field: str) -> dict[str, Any] | No
     if layer is None:
         return None
     if not isinstance(layer, PermissionRules):
-        raise TypeError(f"{field}: only PermissionRules layers can be snapshotted; got {layer!r}")
+        raise TypeError(f"{field}: only PermissionRules layers can be snapshotted; got {preview(layer)}")
     return layer.snapshot()

@@ -2,18 +2,23 @@
 
 from __future__ import annotations
 
+import re
 import threading
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Final, Self, final
 
+from ask_permissions._errors import preview
+from ask_permissions._names import fold_tool_name, require_tool_names
 from ask_permissions._strict import (
     SNAPSHOT_VERSION,
     child,
     fail,
+    guard_reading,
     read_bool,
     read_list,
     read_mapping,
+    read_text,
     read_version,
 )
 from ask_permissions.typing import Decision, RuleSetLayer
@@ -43,7 +48,10 @@ __all__ = [
 ]
 
 DANGEROUS_TOOLS: Final[tuple[str, ...]] = ("bash", "code", "repl")
-"""Tools that execute arbitrary code: an unrestricted ``allow`` on any of them is downgraded to ``ask``."""
+"""Tools that execute arbitrary code: an unrestricted ``allow`` on any of them is downgraded to ``ask``.
+
+The gem's three; ``PermissionRules(dangerous_tools=...)`` adds a host's own (``sh``, ``python``, ...).
+"""
 
 DECISIONS: Final[tuple[Decision, ...]] = ("allow", "ask", "deny")
 
@@ -58,7 +66,7 @@ def checked_decision(decision: object, source: str) -> Decision | None:
     """
     if decision is None or decision in DECISIONS:
         return decision
-    raise ValueError(f"{source}: expected 'allow', 'ask', 'deny' or None; got {decision!r}")
+    raise ValueError(f"{source}: expected 'allow', 'ask', 'deny' or None; got {preview(decision)}")
 
 
 def checked_match_decision(decision: object, source: str) -> Decision:
@@ -70,13 +78,16 @@ def checked_match_decision(decision: object, source: str) -> Decision:
     if decision in DECISIONS:
         return decision
     raise ValueError(
-        f"{source}: expected a match with the decision 'allow', 'ask' or 'deny'; got {decision!r}"
+        f"{source}: expected a match with the decision 'allow', 'ask' or 'deny'; got {preview(decision)}"
     )
 
 
-# Hosts may see unboundedly many tool names (MCP servers, generated names); the per-name candidate
-# cache stays this small, whatever they send.
+# Hosts may see unboundedly many tool names (MCP servers, generated names), of any length; the per-name
+# candidate cache stays this small, whatever they send: at most this many names, of at most this many
+# characters in all, none longer than the name limit (a longer name is worked out on every call).
 _CANDIDATE_CACHE_SIZE: Final = 1024
+_CANDIDATE_CACHE_CHARS: Final = 64 * 1024
+_CACHED_NAME_LIMIT: Final = 256
 
 
 @final
@@ -86,7 +97,12 @@ class Rule:
 
     ``decision`` (also ``declared_decision``) is the decision as written; ``effective_decision`` is what
     ``classify`` returns for it, after the dangerous-tool guard. ``dangerous`` marks an ``allow`` whose tool
-    pattern covers a code-executing tool and whose argument pattern matches every input.
+    pattern covers a code-executing tool and whose argument pattern restricts nothing.
+
+    A ``deny`` or ``ask`` rule also matches a tool name that equals its own after folding (NFKC, case
+    folding, invisible characters and surrounding whitespace removed: ``Bash``, ``bash `` and a fullwidth
+    ``bash`` all meet a deny for ``bash``); a regex tool pattern of such a rule is also tried on the folded
+    name. An ``allow`` rule matches names exactly.
     """
 
     decision: Decision
@@ -94,6 +110,16 @@ class Rule:
     argument_pattern: StoredArgumentPattern
     dangerous: bool
     effective_decision: Decision
+    # What a deny or ask rule compares folded names with: its folded exact name, or its regex. Derived from
+    # the fields above, so it is no part of the value: not compared, not shown.
+    _folded_tool_pattern: str | re.Pattern[str] | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        folded: str | re.Pattern[str] | None = None
+        if self.decision != "allow" and self.tool_pattern is not ALL:
+            pattern = self.tool_pattern
+            folded = fold_tool_name(pattern) if isinstance(pattern, str) else pattern
+        object.__setattr__(self, "_folded_tool_pattern", folded)
 
     @property
     def declared_decision(self) -> Decision:
@@ -106,8 +132,21 @@ class Rule:
         return self.argument_pattern is None
 
     def tool_matches(self, tool_name: str) -> bool:
-        """Whether the tool pattern matches ``tool_name``."""
-        return tool_pattern_matches(self.tool_pattern, tool_name)
+        """Whether the tool pattern matches ``tool_name`` (also after folding, for a deny or ask rule)."""
+        return self._tool_matches(tool_name, None)
+
+    def _tool_matches(self, tool_name: str, folded_name: str | None) -> bool:
+        """``tool_matches``, given ``fold_tool_name(tool_name)`` when the caller has it already."""
+        if tool_pattern_matches(self.tool_pattern, tool_name):
+            return True
+        folded_pattern = self._folded_tool_pattern
+        if folded_pattern is None or not isinstance(tool_name, str):
+            return False
+        if folded_name is None:
+            folded_name = fold_tool_name(tool_name)
+        if isinstance(folded_pattern, str):
+            return folded_pattern == folded_name
+        return folded_name != tool_name and folded_pattern.search(folded_name) is not None
 
     def argument_matches(self, arguments: object = None) -> bool:
         """Whether the argument pattern matches ``arguments`` (serialized as classify does)."""
@@ -146,26 +185,50 @@ class RuleMatch:
     decision: Decision
 
 
-def _covers_dangerous_tool(pattern: ToolPattern) -> bool:
-    if pattern is ALL:
-        return True
-    if isinstance(pattern, str):
-        return pattern in DANGEROUS_TOOLS
-    return any(pattern.search(name) is not None for name in DANGEROUS_TOOLS)
+@final
+class _Guard:
+    """The dangerous-tool guard of one ruleset: which allow rules are downgraded to ask.
 
+    Names are compared folded, as deny rules compare them: ``allow("Bash")`` covers ``bash``. A regex,
+    which cannot be folded, is tried on each dangerous name as written, folded, in Title Case and in
+    UPPER CASE, so that ``^(Bash|Read)$`` covers ``bash`` too.
+    """
 
-def _make_rule(
-    decision: Decision,
-    tool_pattern: ToolPattern,
-    argument_pattern: StoredArgumentPattern,
-    auto_allow_dangerous: bool,
-) -> Rule:
-    # Deliberate hardening: "unrestricted" includes "" and regexes that match "", which the gem misses.
-    dangerous = (
-        decision == "allow" and _covers_dangerous_tool(tool_pattern) and is_unrestricted(argument_pattern)
-    )
-    effective: Decision = "ask" if dangerous and not auto_allow_dangerous else decision
-    return Rule(decision, tool_pattern, argument_pattern, dangerous, effective)
+    __slots__ = ("_folded", "_probes")
+
+    def __init__(self, extra_tools: tuple[str, ...]) -> None:
+        names = (*DANGEROUS_TOOLS, *extra_tools)
+        self._folded: Final = frozenset(fold_tool_name(name) for name in names)
+        self._probes: Final = tuple(
+            dict.fromkeys(
+                variant
+                for name in names
+                for folded in (fold_tool_name(name),)
+                for variant in (name, folded, folded.title(), folded.upper())
+            )
+        )
+
+    def covers(self, pattern: ToolPattern) -> bool:
+        """Whether ``pattern`` matches a dangerous tool's name."""
+        if pattern is ALL:
+            return True
+        if isinstance(pattern, str):
+            return fold_tool_name(pattern) in self._folded
+        return any(pattern.search(name) is not None for name in self._probes)
+
+    def make_rule(
+        self,
+        decision: Decision,
+        tool_pattern: ToolPattern,
+        argument_pattern: StoredArgumentPattern,
+        auto_allow_dangerous: bool,
+    ) -> Rule:
+        """The rule, marked dangerous and downgraded to ask when it allows a dangerous tool unrestricted."""
+        # Deliberate hardening: "unrestricted" also covers patterns such as "", "{" or ".*" that every
+        # call's arguments match, which the gem misses.
+        dangerous = decision == "allow" and self.covers(tool_pattern) and is_unrestricted(argument_pattern)
+        effective: Decision = "ask" if dangerous and not auto_allow_dangerous else decision
+        return Rule(decision, tool_pattern, argument_pattern, dangerous, effective)
 
 
 _Entry = tuple[StoredArgumentPattern, RuleMatch]
@@ -181,14 +244,16 @@ class _State:
 
     A registration makes a new state, so a cache entry can never describe another version's rules.
     Each rule's entry is made once per version, when a name first needs it, and shared by every name's
-    candidates: the cache then holds references, at most ``_CANDIDATE_CACHE_SIZE`` x the rule count.
+    candidates: the cache then holds references, at most ``_CANDIDATE_CACHE_SIZE`` x the rule count, and
+    names of at most ``_CANDIDATE_CACHE_CHARS`` characters in all.
     """
 
-    __slots__ = ("candidates", "entries", "rules")
+    __slots__ = ("cached_chars", "candidates", "entries", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
         self.candidates: dict[str, _Candidates] = {}
+        self.cached_chars = 0  # the total length of the names in candidates
         self.entries: list[_Entry | None] = [None] * len(rules)
 
 
@@ -220,23 +285,38 @@ class PermissionRules(DecisionPredicates):
     Thread-safe: rules may be registered while other threads classify; a classification sees the rule
     list either before or after a registration, never a torn one.
 
+    Deny and ask rules also match tool names that equal theirs after folding (see :class:`Rule`); allow
+    rules match names exactly.
+
     Args:
         configure: optional callable that receives the new ruleset (to declare rules in one expression).
         auto_allow_dangerous: keep unrestricted ``allow`` rules on code-executing tools as ``allow``
             instead of downgrading them to ``ask``. An explicit opt-out: leave it off.
+        dangerous_tools: tool names the guard treats as code-executing besides ``DANGEROUS_TOOLS``
+            (``sh``, ``shell``, ``python``, ``terminal``: whatever runs code in your host).
+
+    Raises:
+        TypeError: ``auto_allow_dangerous`` is not a bool; ``dangerous_tools`` is a bare string or holds
+            a non-string.
+        ValueError: ``dangerous_tools`` holds an empty name.
     """
 
-    __slots__ = ("_auto_allow_dangerous", "_lock", "_state")
+    __slots__ = ("_auto_allow_dangerous", "_dangerous_tools", "_guard", "_lock", "_state")
 
     def __init__(
         self,
         configure: Callable[[PermissionRules], object] | None = None,
         *,
         auto_allow_dangerous: bool = False,
+        dangerous_tools: Iterable[str] = (),
     ) -> None:
         if not isinstance(auto_allow_dangerous, bool):
-            raise TypeError(f"auto_allow_dangerous: expected a bool; got {auto_allow_dangerous!r}")
+            raise TypeError(f"auto_allow_dangerous: expected a bool; got {preview(auto_allow_dangerous)}")
         self._auto_allow_dangerous: Final = auto_allow_dangerous
+        self._dangerous_tools: Final = tuple(
+            dict.fromkeys(require_tool_names(dangerous_tools, "dangerous_tools"))
+        )
+        self._guard: Final = _Guard(self._dangerous_tools)
         self._lock = threading.Lock()
         self._state = _State(())
         if configure is not None:
@@ -270,8 +350,8 @@ class PermissionRules(DecisionPredicates):
             TypeError: a pattern of the wrong type (bytes regexes included).
         """
         if decision not in DECISIONS:
-            raise ValueError(f"decision: expected one of allow, ask, deny; got {decision!r}")
-        rule = _make_rule(
+            raise ValueError(f"decision: expected one of allow, ask, deny; got {preview(decision)}")
+        rule = self._guard.make_rule(
             decision,
             normalize_tool_pattern(tool_pattern),
             normalize_argument_pattern(argument_pattern),
@@ -293,6 +373,11 @@ class PermissionRules(DecisionPredicates):
         return self._auto_allow_dangerous
 
     @property
+    def dangerous_tools(self) -> list[str]:
+        """The guard's additions to ``DANGEROUS_TOOLS``, as given (a fresh list)."""
+        return list(self._dangerous_tools)
+
+    @property
     def rules(self) -> list[Rule]:
         """The declared rules, in declaration order (a fresh list)."""
         return list(self._state.rules)
@@ -308,6 +393,8 @@ class PermissionRules(DecisionPredicates):
     def __repr__(self) -> str:
         state = self._state
         guard = " auto_allow_dangerous" if self._auto_allow_dangerous else ""
+        if self._dangerous_tools:
+            guard += f" dangerous_tools={list(self._dangerous_tools)!r}"
         return f"<PermissionRules rules={len(state.rules)}{guard}>"
 
     # -- classifying ---------------------------------------------------------------------------------
@@ -326,7 +413,7 @@ class PermissionRules(DecisionPredicates):
             # Checked before the cache lookup: an unhashable name would fail there with a message that
             # does not name the field.
             if not isinstance(tool_name, str):
-                raise TypeError(f"tool_name: expected a string; got {tool_name!r}")
+                raise TypeError(f"tool_name: expected a string; got {preview(tool_name)}")
             # A str subclass such as a StrEnum member hashes differently from its text: look up the text
             # (str.__str__, not str(): a str-mixin Enum member's str() is "Tools.BASH", not "bash").
             tool_name = str.__str__(tool_name)
@@ -352,9 +439,10 @@ class PermissionRules(DecisionPredicates):
     def _candidates(self, state: _State, tool_name: str) -> _Candidates:
         """Work out, once per name and version, which rules can apply to ``tool_name``; cache that."""
         entries = state.entries
+        folded = fold_tool_name(tool_name)  # once per name, not once per rule
         found: list[_Entry] = []
         for index, rule in enumerate(state.rules):
-            if rule.tool_matches(tool_name):
+            if rule._tool_matches(tool_name, folded):
                 entry = entries[index]
                 if entry is None:
                     # Two threads may both make it: equal values, either one will do.
@@ -362,11 +450,20 @@ class PermissionRules(DecisionPredicates):
                     entries[index] = entry
                 found.append(entry)
         candidates = tuple(found)
+        if len(tool_name) > _CACHED_NAME_LIMIT:
+            return candidates  # no declared tool has such a name: keeping it would only hold its memory
         with self._lock:
             cache = state.candidates
-            if tool_name not in cache and len(cache) >= _CANDIDATE_CACHE_SIZE:
-                del cache[next(iter(cache))]  # the oldest name: a FIFO bound is enough here
-            cache[str(tool_name)] = candidates
+            if tool_name not in cache:
+                state.cached_chars += len(tool_name)
+                # The oldest names go first: a FIFO bound is enough here.
+                while cache and (
+                    len(cache) >= _CANDIDATE_CACHE_SIZE or state.cached_chars > _CANDIDATE_CACHE_CHARS
+                ):
+                    oldest = next(iter(cache))
+                    del cache[oldest]
+                    state.cached_chars -= len(oldest)
+            cache[tool_name] = candidates
         return candidates
 
     # -- snapshots -----------------------------------------------------------------------------------
@@ -374,42 +471,73 @@ class PermissionRules(DecisionPredicates):
     def snapshot(self) -> dict[str, Any]:
         """The ruleset as versioned, JSON-safe data (``from_snapshot`` restores it).
 
+        ``dangerous_tools`` is written only when some were given, so a snapshot without them is the gem's.
+
         Raises:
             ValueError: a regex carries a flag other than IGNORECASE, DOTALL or VERBOSE.
         """
-        return {
+        data: dict[str, Any] = {
             "version": SNAPSHOT_VERSION,
             "auto_allow_dangerous": self._auto_allow_dangerous,
-            "rules": [rule.snapshot() for rule in self._state.rules],
         }
+        if self._dangerous_tools:
+            data[_DANGEROUS_TOOLS_KEY] = list(self._dangerous_tools)
+        data["rules"] = [rule.snapshot() for rule in self._state.rules]
+        return data
 
     @classmethod
     def from_snapshot(cls, snapshot: Mapping[str, Any], *, path: str = "") -> PermissionRules:
         """Build a ruleset from ``snapshot()`` data (also the Ruby gem's); strict.
 
         Raises:
-            InvalidSnapshotError: anything unknown, missing, mistyped or uncompilable, naming its path.
+            InvalidSnapshotError: anything unknown, missing, mistyped or uncompilable, naming its path; and
+                for any other input (an object that fails when read), never another exception.
         """
-        data = read_mapping(snapshot, path, required=("version", "rules"), optional=("auto_allow_dangerous",))
+        return guard_reading(lambda: cls._read_snapshot(snapshot, path), snapshot, path)
+
+    @classmethod
+    def _read_snapshot(cls, snapshot: object, path: str) -> PermissionRules:
+        data = read_mapping(
+            snapshot,
+            path,
+            required=("version", "rules"),
+            optional=("auto_allow_dangerous", _DANGEROUS_TOOLS_KEY),
+        )
         read_version(data, path)
         auto_allow_dangerous = read_bool(
             data.get("auto_allow_dangerous", False), child(path, "auto_allow_dangerous")
         )
+        tools_path = child(path, _DANGEROUS_TOOLS_KEY)
+        dangerous_tools = [
+            read_text(name, child(tools_path, index), non_empty=True)
+            for index, name in enumerate(read_list(data.get(_DANGEROUS_TOOLS_KEY, []), tools_path))
+        ]
+        ruleset = cls(auto_allow_dangerous=auto_allow_dangerous, dangerous_tools=dangerous_tools)
         rules_path = child(path, "rules")
         parsed = tuple(
-            _read_rule(entry, child(rules_path, position), auto_allow_dangerous)
+            _read_rule(entry, child(rules_path, position), ruleset)
             for position, entry in enumerate(read_list(data["rules"], rules_path))
         )
-        ruleset = cls(auto_allow_dangerous=auto_allow_dangerous)
         ruleset._extend(parsed)
         return ruleset
 
 
-def _read_rule(entry: object, path: str, auto_allow_dangerous: bool) -> Rule:
+_DANGEROUS_TOOLS_KEY: Final = "dangerous_tools"
+
+
+def _read_decision(value: object, path: str) -> Decision:
+    # Compared as plain text: a str subclass's own __eq__ is never called.
+    if isinstance(value, str):
+        text = str.__str__(value)
+        for decision in DECISIONS:
+            if text == decision:
+                return decision
+    fail(path, "one of 'allow', 'ask', 'deny'", value)
+
+
+def _read_rule(entry: object, path: str, ruleset: PermissionRules) -> Rule:
     data = read_mapping(entry, path, required=("decision", "tool_pattern"), optional=("argument_pattern",))
-    decision = data["decision"]
-    if decision not in DECISIONS:
-        fail(child(path, "decision"), "one of 'allow', 'ask', 'deny'", decision)
+    decision = _read_decision(data["decision"], child(path, "decision"))
     tool_path = child(path, "tool_pattern")
     tool_pattern = decode_pattern(data["tool_pattern"], tool_path)
     if tool_pattern == "":
@@ -418,9 +546,9 @@ def _read_rule(entry: object, path: str, auto_allow_dangerous: bool) -> Rule:
     argument_pattern = (
         None if raw_argument is None else decode_pattern(raw_argument, child(path, "argument_pattern"))
     )
-    return _make_rule(
+    return ruleset._guard.make_rule(
         decision,
         tool_pattern,
         None if argument_pattern is ALL else argument_pattern,
-        auto_allow_dangerous,
+        ruleset._auto_allow_dangerous,
     )

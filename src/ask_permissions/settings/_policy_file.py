@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-import json
+import errno
 import os
-import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, NoReturn, TypeAlias, TypeVar
 
-from ask_permissions._errors import InvalidSnapshotError
+from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, read_bool, read_list, read_mapping, read_str, read_version
 from ask_permissions.policy._approval import MODES, ApprovalPolicy
+from ask_permissions.policy._hooks import Hooks
 from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
 from ask_permissions.queue._grants import SessionPermissionGrants
@@ -21,14 +21,24 @@ from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
 from ask_permissions.typing import Clock, GrantsLike, Mode
 
-__all__ = ["PolicySource", "load_policy", "parse_policy_bytes"]
+from ._policy_text import MAX_POLICY_FILE_BYTES, parse_policy_bytes, read_policy_bytes
+
+__all__ = ["MAX_POLICY_FILE_BYTES", "RISK_LEVELS", "PolicySource", "load_policy", "parse_policy_bytes"]
 
 PolicySource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A policy file's path (TOML when it ends in ``.toml``, JSON otherwise) or its already parsed data."""
 
-_KEYS: Final = ("mode", "rules", "require_approval", "tools", "auto_approve", "session_grants")
+RISK_LEVELS: Final = ("low", "medium", "high", "critical")
+"""The ``risk_level`` values a policy file may declare (``high`` and ``critical`` are elevated)."""
+
+_KEYS: Final = ("mode", "rules", "require_approval", "tools", "auto_approve", "session_grants", "hooks")
 _TOOL_FLAGS: Final = ("approval_required", "auto_approvable", "always_ask")
-_TOOL_TEXTS: Final = ("risk_level", "side_effect_scope")
+# Each declared text must be one of these: a typo would otherwise silently read as "unknown" or "not
+# elevated".
+_TOOL_CHOICES: Final[Mapping[str, tuple[str, ...]]] = {
+    "risk_level": RISK_LEVELS,
+    "side_effect_scope": tuple(sorted(SIDE_EFFECT_SCOPES)),
+}
 
 _T = TypeVar("_T")
 
@@ -46,8 +56,14 @@ def load_policy(
 
     The file holds ``version`` (1) and, each optional, ``mode``, ``rules`` (a ``PermissionRules`` or
     ``PermissionRuleSet`` snapshot), ``require_approval``, ``tools``, ``auto_approve`` and
-    ``session_grants`` (see the README). The policy always gets a ``SessionPermissionGrants`` (empty
-    when the file has none), so a host can grant tools as people answer.
+    ``session_grants`` (see the README), and ``hooks`` (``{"PreToolUse": [...]}``, read by
+    ``Hooks.from_config``; a relative program path is found in the file's own folder). The policy always
+    gets a ``SessionPermissionGrants`` (empty when the file has none), so a host can grant tools as people
+    answer.
+
+    A file is read only up to ``MAX_POLICY_FILE_BYTES`` (64 MiB); a larger one is refused before it is read
+    whole. Tool entries declare ``risk_level`` as one of ``RISK_LEVELS`` (``low``, ``medium``, ``high``,
+    ``critical``) and ``side_effect_scope`` as one of ``SIDE_EFFECT_SCOPES``.
 
     Args:
         source: a path (read as TOML when it ends in ``.toml``, as JSON otherwise) or a mapping.
@@ -59,77 +75,89 @@ def load_policy(
 
     Raises:
         OSError: the file cannot be read.
-        InvalidSnapshotError: the file is not valid JSON/TOML, or any field is invalid; the message and
-            ``path`` name the bad field, e.g. ``rules.rules[2].tool_pattern.flags``.
+        InvalidSnapshotError: the file is larger than ``MAX_POLICY_FILE_BYTES``, not valid JSON/TOML, or
+            any field is invalid; the message and ``path`` name the bad field, e.g.
+            ``rules.rules[2].tool_pattern.flags``. That includes an integer past Python's digit limit, a
+            value nested too deeply to read, and a regex whose warning the host's warning filters turn
+            into an error (``python -W error``).
         ValueError: ``queue`` is given and the file sets ``auto_approve`` too (configure one or the other).
         TypeError: ``source`` is neither a path nor a mapping.
     """
     if isinstance(source, Mapping):
         data: object = source
         where = ""
-    elif isinstance(source, str | os.PathLike):
-        where = os.fspath(source)
-        with open(where, "rb") as file:
-            raw = file.read()
-        data = parse_policy_bytes(raw, where, toml=where.endswith(".toml"))
     else:
-        raise TypeError(f"source: expected a path or a mapping; got {source!r}")
+        where = _as_path(source)
+        data = parse_policy_bytes(_read(where), where, toml=where.endswith(".toml"))
     try:
-        return _build(
-            data,
-            queue,
-            project_grants=project_grants,
-            on_decision=on_decision,
-            clock=clock,
-            interactive=interactive,
-        )
+        try:
+            return _build(
+                data,
+                queue,
+                base_dir=os.path.dirname(os.path.abspath(where)) if where else None,
+                project_grants=project_grants,
+                on_decision=on_decision,
+                clock=clock,
+                interactive=interactive,
+            )
+        except Warning as warning:
+            _refuse_warning(data, warning)
+        except InvalidSnapshotError as error:
+            if isinstance(error.__cause__, Warning):  # a reader refused the whole snapshot for it
+                _refuse_warning(data, error.__cause__)
+            raise
     except InvalidSnapshotError as error:
         if not where:
             raise
         raise InvalidSnapshotError(f"{where}: {error}", path=error.path, value=error.value) from None
 
 
-def parse_policy_bytes(raw: bytes, where: str, *, toml: bool) -> object:
-    """A policy file's content parsed as TOML or JSON (not yet validated).
+def _as_path(source: object) -> str:
+    path: object = os.fspath(source) if isinstance(source, str | os.PathLike) else None
+    if not isinstance(path, str):  # bytes paths too: the suffix test and the messages need text
+        raise TypeError(f"source: expected a path or a mapping; got {preview(source)}")
+    return path
 
-    Raises:
-        InvalidSnapshotError: not UTF-8, or a syntax error; the message starts with ``where``.
+
+def _read(where: str) -> bytes:
+    if "\x00" in where:  # open() would raise ValueError: such a path names no file
+        raise OSError(errno.EINVAL, "a path cannot contain a NUL character", where)
+    return read_policy_bytes(where)
+
+
+def _refuse_warning(data: object, warning: Warning) -> NoReturn:
+    """Raise ``InvalidSnapshotError`` for a warning the host's filters raised (``python -W error``).
+
+    Python warns about some regexes (``[[a]``: "Possible nested set"). The pattern object that raised is
+    found again by decoding each regex in the data (a compile that raised was not cached), so the error
+    names its field as every other does.
     """
-    try:
-        if toml:
-            return tomllib.loads(raw.decode("utf-8"))
-        return json.loads(raw, object_pairs_hook=_object_without_duplicates)
-    except _DuplicateKeyError as error:
-        problem = f"invalid JSON: the key {error.key!r} appears twice in one object"
-    except UnicodeDecodeError as error:
-        problem = f"not UTF-8 text ({error.reason} at byte {error.start})"
-    except tomllib.TOMLDecodeError as error:
-        problem = f"invalid TOML: {error}"
-    except json.JSONDecodeError as error:
-        problem = f"invalid JSON: {error}"
-    except RecursionError:
-        problem = "nested too deeply to read"
-    raise InvalidSnapshotError(f"{where}: {problem}", path="", value=None)
+    for path, pattern in _regex_pattern_objects(data):
+        try:
+            decode_pattern(pattern, path)
+        except Warning as again:
+            expected = f"a regex Python does not warn about ({type(again).__name__}: {again})"
+            fail(child(path, "source"), expected, pattern.get("source"))
+        except InvalidSnapshotError:
+            continue
+    fail("", f"a policy Python does not warn about ({type(warning).__name__}: {warning})", None)
 
 
-class _DuplicateKeyError(Exception):
-    def __init__(self, key: str) -> None:
-        super().__init__(key)
-        self.key = key
+def _regex_pattern_objects(data: object) -> Iterator[tuple[str, Mapping[str, object]]]:
+    """Every ``{"type": "regexp", ...}`` object in ``data``, with its path (walked iteratively)."""
+    stack: list[tuple[str, object]] = [("", data)]
+    while stack:
+        path, value = stack.pop()
+        if isinstance(value, Mapping):
+            if value.get("type") == "regexp":
+                yield path, value
+            items = [(child(path, key), item) for key, item in value.items() if isinstance(key, str)]
+            stack.extend(reversed(items))
+        elif isinstance(value, list | tuple):
+            stack.extend((child(path, index), item) for index, item in reversed(list(enumerate(value))))
 
 
-def _object_without_duplicates(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    # json keeps the last of two equal keys; TOML refuses them. A policy must not depend on which
-    # of two "mode" entries a parser happens to keep, so JSON refuses them too.
-    data: dict[str, object] = {}
-    for key, value in pairs:
-        if key in data:
-            raise _DuplicateKeyError(key)
-        data[key] = value
-    return data
-
-
-def _build(data: object, queue: ApprovalQueue | None, **host: Any) -> ApprovalPolicy:
+def _build(data: object, queue: ApprovalQueue | None, *, base_dir: str | None, **host: Any) -> ApprovalPolicy:
     """Validate everything first, then build: a bad field never leaves half a policy behind."""
     config = read_mapping(data, "", required=("version",), optional=_KEYS)
     read_version(config, "")
@@ -139,6 +167,9 @@ def _build(data: object, queue: ApprovalQueue | None, **host: Any) -> ApprovalPo
     tools = _optional(config, "tools", _read_tools)
     auto_approve = _optional(config, "auto_approve", _read_auto_approve) or {}
     session_grants = _optional(config, "session_grants", _read_grants) or SessionPermissionGrants()
+    hooks = _optional(
+        config, "hooks", lambda value, path: Hooks.from_config(value, path=path, base_dir=base_dir)
+    )
     if queue is None:
         queue = ApprovalQueue(auto_approve=auto_approve)
     elif auto_approve:
@@ -153,6 +184,7 @@ def _build(data: object, queue: ApprovalQueue | None, **host: Any) -> ApprovalPo
         tools=tools,
         mode=mode,
         session_grants=session_grants,
+        hooks=hooks,
         **host,
     )
 
@@ -208,22 +240,16 @@ def _read_tools(value: object, path: str) -> Mapping[str, Mapping[str, object]]:
     tools: dict[str, Mapping[str, object]] = {}
     for name, entry in _read_names(value, path).items():
         entry_path = child(path, name)
-        declared = read_mapping(entry, entry_path, optional=_TOOL_FLAGS + _TOOL_TEXTS)
+        declared = read_mapping(entry, entry_path, optional=(*_TOOL_FLAGS, *_TOOL_CHOICES))
         metadata: dict[str, object] = {}
         for key in _TOOL_FLAGS:
             if key in declared:
                 metadata[key] = read_bool(declared[key], child(entry_path, key))
-        for key in _TOOL_TEXTS:
+        for key, choices in _TOOL_CHOICES.items():
             if key in declared:
-                metadata[key] = read_str(declared[key], child(entry_path, key), non_empty=True)
-        scope = metadata.get("side_effect_scope")
-        if scope is not None and scope not in SIDE_EFFECT_SCOPES:
-            # A typo would silently read as "unknown": fail instead.
-            fail(
-                child(entry_path, "side_effect_scope"),
-                "one of " + ", ".join(repr(known) for known in sorted(SIDE_EFFECT_SCOPES)),
-                scope,
-            )
+                if declared[key] not in choices:
+                    fail(child(entry_path, key), "one of " + ", ".join(map(repr, choices)), declared[key])
+                metadata[key] = declared[key]
         tools[name] = MappingProxyType(metadata)
     return MappingProxyType(tools)
 

