@@ -28,6 +28,7 @@ from ask_permissions.rules._patterns import (
 )
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules, Rule
+from ask_permissions.rules._specifiers import SpecifierPattern
 from ask_permissions.settings._policy_file import RISK_LEVELS
 from ask_permissions.typing import RuleSetLayer
 
@@ -203,7 +204,7 @@ class _Earlier:
     Substrings are looked up by their first three characters, and only in the lengths that occur.
     """
 
-    __slots__ = ("by_prefix", "regexes", "short", "substrings", "unrestricted")
+    __slots__ = ("by_prefix", "regexes", "short", "specifiers", "substrings", "unrestricted")
 
     def __init__(self) -> None:
         self.unrestricted: int | None = None
@@ -211,6 +212,7 @@ class _Earlier:
         self.by_prefix: dict[str, list[int]] = {}  # first three characters: the lengths, ascending
         self.short: list[int] = []  # the lengths under three that occur, ascending
         self.regexes: dict[tuple[str, int], int] = {}
+        self.specifiers: dict[SpecifierPattern, int] = {}  # a specifier covers an equal one only
 
     def add(self, index: int, pattern: StoredArgumentPattern) -> None:
         if pattern is None or pattern == "":
@@ -226,8 +228,10 @@ class _Earlier:
                 )
                 if len(pattern) not in lengths:
                     insort(lengths, len(pattern))
-        else:
+        elif isinstance(pattern, re.Pattern):
             self.regexes.setdefault((pattern.pattern, pattern.flags), index)
+        else:
+            self.specifiers.setdefault(pattern, index)
 
     def covering(self, pattern: StoredArgumentPattern) -> int | None:
         """The first earlier rule that covers a rule with this argument pattern, or ``None``."""
@@ -237,8 +241,12 @@ class _Earlier:
                 self.substrings.get(piece) for piece in _pieces(pattern, self.short, self.by_prefix)
             ]
             found = min((index for index in (found, *candidates) if index is not None), default=None)
-        elif isinstance(pattern, re.Pattern):
-            index = self.regexes.get((pattern.pattern, pattern.flags))
+        elif pattern is not None and not isinstance(pattern, str):
+            index = (
+                self.regexes.get((pattern.pattern, pattern.flags))
+                if isinstance(pattern, re.Pattern)
+                else self.specifiers.get(pattern)
+            )
             if index is not None and (found is None or index < found):
                 found = index
         return found
@@ -569,8 +577,10 @@ class _Linter:
             text: str | None = ""
         elif isinstance(pattern, str):
             text = pattern
-        else:
+        elif isinstance(pattern, re.Pattern):
             text = self.study.facts(pattern).example
+        else:
+            text = None  # a specifier reads the arguments themselves: no text example stands for it
         fragment = None if text is None else _split_fragment(text)
         self._fragments[index] = fragment
         return fragment
