@@ -263,3 +263,43 @@ class TestErrors:
         pattern = rules.rules[0].argument_pattern
         assert isinstance(pattern, PathPattern)
         assert pattern.root == str(tmp_path)
+
+
+class TestPolicyRecords:
+    """An ApprovalPolicy with text rules records the rule's text, and each part of a compound allow."""
+
+    def test_records(self) -> None:
+        """Decision records show the rule text; a compound allow lists each sub-command's rule."""
+        from ask_permissions import ApprovalPolicy, ApprovalQueue, ToolCall
+
+        rules = PermissionRules.from_text(allow=["Bash(git status)", "Bash(npm test)"], deny=["Bash(rm *)"])
+        policy = ApprovalPolicy(queue=ApprovalQueue(), rules=rules, mode="ask_before_changes")
+        compound = policy.evaluate(ToolCall("Bash", {"command": "git status && npm test"}, "1"))
+        assert compound.outcome == "proceed"
+        assert compound.rule is not None
+        assert compound.rule.to_dict()["text"] == "Bash(git status)"
+        assert compound.rule.to_dict()["parts"] == [
+            {"subcommand": "git status", "index": 1, "text": "Bash(git status)"},
+            {"subcommand": "npm test", "index": 2, "text": "Bash(npm test)"},
+        ]
+        blocked = policy.evaluate(ToolCall("Bash", {"command": "git status; rm -rf ~"}, "2"))
+        assert blocked.outcome == "block"
+        assert blocked.rule is not None
+        assert blocked.rule.text == "Bash(rm *)"
+        assert "parts" not in blocked.rule.to_dict()
+
+    def test_gem_rule_record_unchanged(self) -> None:
+        """A gem-style rule's record has no text and no parts keys."""
+        from ask_permissions import ApprovalPolicy, ApprovalQueue, ToolCall
+
+        policy = ApprovalPolicy(queue=ApprovalQueue(), rules=PermissionRules().allow("bash", "ls"))
+        record = policy.evaluate(ToolCall("bash", {"command": "ls"}, "1"))
+        assert record.rule is not None
+        assert set(record.rule.to_dict()) == {
+            "index",
+            "layer",
+            "declared_decision",
+            "effective_decision",
+            "tool_pattern",
+            "argument_pattern",
+        }

@@ -34,6 +34,10 @@ class MatchedRule:
     effective_decision: Decision
     tool_pattern: Mapping[str, object]
     argument_pattern: Mapping[str, object] | None
+    text: str | None = None
+    """The rule text the rule was read from (``Bash(npm test)``), or ``None`` for a gem-style rule."""
+    parts: tuple[tuple[str, int, str | None], ...] = ()
+    """For a call allowed sub-command by sub-command: each sub-command, its allow rule's index and text."""
 
     @classmethod
     def from_match(cls, match: RuleMatch) -> MatchedRule | None:
@@ -50,6 +54,8 @@ class MatchedRule:
             argument_pattern=None
             if rule.argument_pattern is None
             else _pattern_record(rule.argument_pattern),
+            text=rule.text,
+            parts=tuple((part.subcommand, part.index, part.rule.text) for part in match.parts),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -61,6 +67,16 @@ class MatchedRule:
             "effective_decision": self.effective_decision,
             "tool_pattern": dict(self.tool_pattern),
             "argument_pattern": None if self.argument_pattern is None else dict(self.argument_pattern),
+            **({} if self.text is None else {"text": self.text}),
+            **(
+                {}
+                if not self.parts
+                else {
+                    "parts": [
+                        {"subcommand": sub, "index": index, "text": text} for sub, index, text in self.parts
+                    ]
+                }
+            ),
         }
 
 
