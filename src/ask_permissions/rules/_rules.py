@@ -405,7 +405,8 @@ class PermissionRules(DecisionPredicates):
                 try:
                     parsed = parse_rule_text(text, decision, kinds=table, cwd=root, home=home_dir)
                 except RuleTextError as error:
-                    error.add_note(f"in {decision}[{index}]")
+                    error.where = f"{decision}[{index}]"
+                    error.add_note(f"in {error.where}")
                     raise
                 rules.append(
                     ruleset._guard.make_rule(
