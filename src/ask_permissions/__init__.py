@@ -20,9 +20,13 @@ from .policy._results import BlockResult, HookResult, PendingResult, ProceedResu
 from .policy._tool_metadata import ToolMetadata
 from .queue._grants import SessionPermissionGrants
 from .queue._queue import Action, ApprovalQueue
+from .rules._command import CommandPattern
+from .rules._domains import DomainPattern
+from .rules._paths import PathPattern
 from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
-from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
+from .rules._rules import DANGEROUS_TOOLS, CompoundPart, PermissionRules, Rule, RuleMatch
+from .rules._text import RuleTextError
 from .settings._policy_file import load_policy
 from .typing import DecisionLayer
 
@@ -36,13 +40,17 @@ __all__ = [
     "BlockResult",
     "Check",
     "CommandHook",
+    "CommandPattern",
+    "CompoundPart",
     "DecisionLayer",
     "DecisionRecord",
+    "DomainPattern",
     "HookResult",
     "Hooks",
     "InvalidSnapshotError",
     "MatchedRule",
     "Outcome",
+    "PathPattern",
     "PendingResult",
     "PermissionCheck",
     "PermissionRuleSet",
@@ -53,6 +61,7 @@ __all__ = [
     "ProceedResult",
     "Rule",
     "RuleMatch",
+    "RuleTextError",
     "SessionPermissionGrants",
     "ToolCall",
     "ToolMetadata",
