@@ -24,7 +24,7 @@ from ask_permissions._strict import (
 )
 from ask_permissions.typing import Decision, RuleSetLayer
 
-from ._command import CommandPattern, compound_allow
+from ._command import CommandPattern, command_readings, compound_allow
 from ._patterns import (
     ALL,
     SPECIFIER_CLASSES,
@@ -40,6 +40,7 @@ from ._patterns import (
     serialize_arguments,
     tool_pattern_matches,
 )
+from ._shell import ParsedCommand
 from ._text import BUILTIN_KINDS, RuleTextError, parse_rule_text, read_kinds
 
 __all__ = [
@@ -518,6 +519,7 @@ class PermissionRules(DecisionPredicates):
         # Rules for other tools are not looked at; the arguments are serialized once, and only when a
         # candidate has an argument pattern.
         serialized: str | None = None
+        commands: dict[str | None, tuple[ParsedCommand | None, ...]] | None = None
         for pattern, match in candidates:
             if pattern is None:
                 return match
@@ -530,6 +532,15 @@ class PermissionRules(DecisionPredicates):
                 if serialized is None:
                     serialized = serialize_arguments(arguments)
                 if pattern.search(serialized) is not None:
+                    return match
+            elif isinstance(pattern, CommandPattern):
+                # One reading of the command per argument key, shared by the call's command rules.
+                if commands is None:
+                    commands = {}
+                readings = commands.get(pattern.key)
+                if readings is None:
+                    readings = commands[pattern.key] = command_readings(arguments, pattern.key)
+                if pattern.matches_readings(readings, match.rule.decision):  # type: ignore[union-attr]
                     return match
             elif pattern.matches(arguments, match.rule.decision):  # type: ignore[union-attr]
                 return match
