@@ -153,6 +153,23 @@ class CommandPattern:
         return self._rest or self._exact[-1] is None
 
     @property
+    def literal_prefix(self) -> tuple[str, ...]:
+        """The leading words it spells out literally (``("git", "push")`` for ``git push *``)."""
+        prefix: list[str] = []
+        for element in self._exact:
+            if not isinstance(element, str):
+                break
+            prefix.append(element)
+        return tuple(prefix)
+
+    @property
+    def is_prefix_only(self) -> bool:
+        """Whether it is literal words followed by any words (``git push *``, ``npm run test:*``)."""
+        count = len(self.literal_prefix)
+        rest = self._exact[count:]
+        return count > 0 and all(element is None for element in rest) and (bool(rest) or self._rest)
+
+    @property
     def starts_with_wildcard(self) -> bool:
         """Whether its first word is ``*``, so that it matches whatever program a command runs."""
         return self._exact[0] is None
