@@ -183,6 +183,44 @@ def classify_runners(count: int) -> Iterator[tuple[str, Runner]]:
     yield f"classify, {count} rules, other tool, no match", loop(lambda: classify(OTHER_TOOL, ARGUMENTS))
 
 
+def text_and_regex_rules(count: int) -> tuple[PermissionRules, PermissionRules]:
+    """The same ``count`` shell allow rules as rule text and as the gem's regexes over the arguments' JSON.
+
+    All but the last name other programs, so a call that matches meets every rule first.
+    """
+    programs = [f"tool{index} run" for index in range(count - 1)]
+    text = PermissionRules.from_text(
+        allow=[*(f"Bash({program} *)" for program in programs), "Bash(git status *)"]
+    )
+    regex = PermissionRules()
+    for program in [*programs, "git status"]:
+        regex.allow("Bash", re.compile(r'"command":"' + re.escape(program) + r"\b"))
+    return text, regex
+
+
+def text_form_runners(count: int) -> Iterator[tuple[str, Runner]]:
+    text, regex = text_and_regex_rules(count)
+    # 1024 distinct commands, more than the splitter's cache holds: every call is split anew.
+    fresh = [{"command": f"git status --short{index}"} for index in range(1024)]
+    same = {"command": "git status --short"}
+    miss = {"command": "npm publish"}
+    for form, rules in (("text", text), ("regex", regex)):
+        classify = rules.classify
+        assert classify("Bash", same) == "allow"
+        assert classify("Bash", miss) is None
+        yield (
+            f"classify, {count} {form} rules, match-last, same command",
+            loop(lambda c=classify: c("Bash", same)),
+        )
+        yield f"classify, {count} {form} rules, no match", loop(lambda c=classify: c("Bash", miss))
+
+        def distinct(n: int, classify: Callable[..., object] = classify) -> None:
+            for index in range(n):
+                classify("Bash", fresh[index & 1023])
+
+        yield f"classify, {count} {form} rules, match-last, distinct commands", distinct
+
+
 @dataclass(frozen=True)
 class Tool:
     name: str
@@ -375,6 +413,8 @@ def run_all(settings: Settings) -> tuple[dict[str, float], float]:
     for count in (10, 100, 1000):
         for name, runner in classify_runners(count):
             results[name] = measure(runner, settings)
+    for name, runner in text_form_runners(100):
+        results[name] = measure(runner, settings)
     for name, runner, setup in policy_runners():
         results[name] = measure(runner, settings, setup)
     for name, runner, setup in layered_runners():
@@ -462,6 +502,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"| {name} | {value:,.0f} B | - |")
         else:
             print(f"| {name} | {value:,.0f} | {value / floor:,.1f} |")
+    print()
+    print("| rule text against the regex form, 100 rules, same calls | text / regex |")
+    print("| --- | ---: |")
+    for case in ("match-last, same command", "match-last, distinct commands", "no match"):
+        ratio = results[f"classify, 100 text rules, {case}"] / results[f"classify, 100 regex rules, {case}"]
+        print(f"| {case} | {ratio:.2f} |")
     print()
     missed = print_targets(targets(results, floor, settings))
     return 1 if options.check and missed else 0

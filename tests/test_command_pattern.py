@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+import time
 from typing import Any
 
 import pytest
@@ -168,6 +169,27 @@ SUBJECTS = [
     pytest.param(None, {"command": 1, "cmd": "git status"}, "deny", True, id="deny-skips-odd-values"),
     pytest.param(None, {}, "deny", False, id="deny-no-subject"),
 ]
+
+
+class TestBoundedTime:
+    """Matching a long command stays quick, for allow and deny alike."""
+
+    @pytest.mark.parametrize(
+        ("specifier", "command"),
+        [
+            pytest.param("* a * a * a * a * b", "a " * 4_999, id="stars-over-many-words"),
+            pytest.param("a*a*a*a*a*b", "a" * 9_999, id="stars-in-one-long-word"),
+            pytest.param("rm *", "ls; " * 2_500, id="many-sub-commands"),
+            pytest.param("rm *", "sudo " * 2_000, id="many-launchers"),
+        ],
+    )
+    def test_quick(self, specifier: str, command: str) -> None:
+        """A 10,000-character command is matched in well under a second."""
+        pattern = CommandPattern(specifier)
+        started = time.perf_counter()
+        for decision in ("allow", "deny"):
+            pattern.matches_command(command, decision)
+        assert time.perf_counter() - started < 1.0
 
 
 class TestSubject:

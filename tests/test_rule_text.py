@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import Any
 
 import pytest
@@ -183,6 +184,28 @@ class TestErrors:
             except RuleTextError as error:
                 read = error.text
             assert read == text
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            pytest.param("Bash(" + "a " * 4_997 + "a)", id="long-command"),
+            pytest.param("Bash(" + "$(" * 4_997 + ")", id="nested-substitutions"),
+            pytest.param("Read(" + "a/" * 4_997 + "a)", id="long-path"),
+            pytest.param("Read(" + "*/" * 4_997 + "*)", id="many-stars"),
+            pytest.param("WebFetch(domain:" + "a." * 4_990 + "a)", id="long-host"),
+            pytest.param("mcp__" + "a" * 9_995, id="long-mcp-name"),
+            pytest.param("(" * 10_000, id="parentheses"),
+        ],
+    )
+    def test_long_texts_are_quick(self, text: str) -> None:
+        """A 10,000-character rule text is read or refused in well under a second."""
+        started = time.perf_counter()
+        try:
+            read = parse(text, "deny").text
+        except RuleTextError as error:
+            read = error.text
+        assert time.perf_counter() - started < 1.0
+        assert read == text
 
 
 class TestKinds:

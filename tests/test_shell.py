@@ -473,6 +473,8 @@ class TestFuzz:
             pytest.param("\uff1b" * 10_000, id="look-alikes"),
             pytest.param("a\x00" * 5_000, id="nuls"),
             pytest.param("<<" * 5_000, id="heredocs"),
+            pytest.param("bash -" + "c" * 9_990 + "1 x", id="long-option-word"),
+            pytest.param("a[" + "x" * 9_990 + " y", id="long-assignment-like-word"),
         ],
     )
     def test_adversarial_inputs_are_quick(self, text: str) -> None:

@@ -27,9 +27,13 @@ from .queue._postgres import PostgresStore
 from .queue._queue import Action, ApprovalQueue
 from .queue._sqlite import SqliteStore
 from .queue._store import ApprovalStore, MemoryStore
+from .rules._command import CommandPattern
+from .rules._domains import DomainPattern
+from .rules._paths import PathPattern
 from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
-from .rules._rules import DANGEROUS_TOOLS, PermissionRules, Rule, RuleMatch
+from .rules._rules import DANGEROUS_TOOLS, CompoundPart, PermissionRules, Rule, RuleMatch
+from .rules._text import RuleTextError
 from .settings._policy_file import load_policy
 from .settings._settings import PermissionSettings
 from .settings._sources import SettingsSource
@@ -48,10 +52,13 @@ __all__ = [
     "Check",
     "ClaimLostError",
     "CommandHook",
+    "CommandPattern",
+    "CompoundPart",
     "CorruptStoreError",
     "DecisionLayer",
     "DecisionRecord",
     "DenialTracker",
+    "DomainPattern",
     "HookResult",
     "Hooks",
     "InvalidSnapshotError",
@@ -60,6 +67,7 @@ __all__ = [
     "MemoryStore",
     "ModeChange",
     "Outcome",
+    "PathPattern",
     "PendingResult",
     "PermissionCheck",
     "PermissionRuleSet",
@@ -74,6 +82,7 @@ __all__ = [
     "Review",
     "Rule",
     "RuleMatch",
+    "RuleTextError",
     "SessionPermissionGrants",
     "SettingsSource",
     "SqliteStore",

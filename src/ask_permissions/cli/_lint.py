@@ -19,6 +19,8 @@ from typing import Final, final
 from ask_permissions._names import fold_tool_name
 from ask_permissions.policy._approval import ApprovalPolicy
 from ask_permissions.policy._tool_metadata import read_metadata
+from ask_permissions.rules._command import CommandPattern
+from ask_permissions.rules._paths import PathPattern
 from ask_permissions.rules._patterns import (
     ALL,
     StoredArgumentPattern,
@@ -28,6 +30,7 @@ from ask_permissions.rules._patterns import (
 )
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules, Rule
+from ask_permissions.rules._specifiers import SpecifierPattern
 from ask_permissions.settings._policy_file import RISK_LEVELS
 from ask_permissions.typing import RuleSetLayer
 
@@ -160,6 +163,15 @@ _NEVER_IN_JSON: Final = (
     'breaks inside values escaped (\\", \\\\, \\t, \\n), so it can match only raw string arguments'
 )
 _NO_TOOL: Final = "its tool regex matches no tool in the policy's tools table"
+_WILDCARD_PROGRAM: Final = (
+    "its command specifier starts with '*', so it allows any program ending so (rm -rf ~ --version too); "
+    "name the program first"
+)
+_WILDCARD_SERVER: Final = "allows the tools of every MCP server; name one: mcp__<server> or mcp__<server>__*"
+_COMMAND_ON_PATH_TOOL: Final = (
+    "its specifier reads like a command, but the tool is a path tool, so it is matched as a file path; "
+    'declare the tool\'s kind (permission_kind = "shell")'
+)
 
 
 def _control_characters(source: str, verbose: bool) -> str | None:
@@ -203,7 +215,7 @@ class _Earlier:
     Substrings are looked up by their first three characters, and only in the lengths that occur.
     """
 
-    __slots__ = ("by_prefix", "regexes", "short", "substrings", "unrestricted")
+    __slots__ = ("by_prefix", "regexes", "short", "specifiers", "substrings", "unrestricted")
 
     def __init__(self) -> None:
         self.unrestricted: int | None = None
@@ -211,6 +223,7 @@ class _Earlier:
         self.by_prefix: dict[str, list[int]] = {}  # first three characters: the lengths, ascending
         self.short: list[int] = []  # the lengths under three that occur, ascending
         self.regexes: dict[tuple[str, int], int] = {}
+        self.specifiers: dict[SpecifierPattern, int] = {}  # a specifier covers an equal one only
 
     def add(self, index: int, pattern: StoredArgumentPattern) -> None:
         if pattern is None or pattern == "":
@@ -226,8 +239,10 @@ class _Earlier:
                 )
                 if len(pattern) not in lengths:
                     insort(lengths, len(pattern))
-        else:
+        elif isinstance(pattern, re.Pattern):
             self.regexes.setdefault((pattern.pattern, pattern.flags), index)
+        else:
+            self.specifiers.setdefault(pattern, index)
 
     def covering(self, pattern: StoredArgumentPattern) -> int | None:
         """The first earlier rule that covers a rule with this argument pattern, or ``None``."""
@@ -237,8 +252,12 @@ class _Earlier:
                 self.substrings.get(piece) for piece in _pieces(pattern, self.short, self.by_prefix)
             ]
             found = min((index for index in (found, *candidates) if index is not None), default=None)
-        elif isinstance(pattern, re.Pattern):
-            index = self.regexes.get((pattern.pattern, pattern.flags))
+        elif pattern is not None and not isinstance(pattern, str):
+            index = (
+                self.regexes.get((pattern.pattern, pattern.flags))
+                if isinstance(pattern, re.Pattern)
+                else self.specifiers.get(pattern)
+            )
             if index is not None and (found is None or index < found):
                 found = index
         return found
@@ -299,12 +318,15 @@ class _Linter:
         self._descriptions: dict[int, str] = {}
         self._meets: dict[tuple[object, bool, str], bool] = {}
         self._names: dict[tuple[object, bool], list[str]] = {}
+        # The first deny or ask rule with a command specifier, by tool, key and specifier or literal prefix.
+        self._command_blocks: dict[tuple[str, str | None, object], int] = {}
 
     def findings(self) -> list[Finding]:
         every_tool = _Earlier()
         earlier: dict[tuple[str, bool], _Earlier] = {}
         for index, rule in enumerate(self.rules):
             self._check_rule(index, rule)
+            self._check_specifiers(index, rule)
             self._check_reachable(index, rule, every_tool, earlier)
             tool = rule.tool_pattern
             if tool is ALL:
@@ -336,6 +358,46 @@ class _Linter:
         return f"{rule_label(self.layer, index)} ({self._describe(index)})"
 
     # -- one rule at a time ---------------------------------------------------------------------------------
+
+    def _check_specifiers(self, index: int, rule: Rule) -> None:
+        """The traps of rule text: wildcard programs, covered allows, escaping paths, wildcard servers."""
+        argument = rule.argument_pattern
+        if rule.decision != "allow":
+            if isinstance(argument, CommandPattern) and isinstance(rule.tool_pattern, str):
+                place = (rule.tool_pattern, argument.key)
+                self._command_blocks.setdefault((*place, argument), index)
+                if argument.is_prefix_only:
+                    self._command_blocks.setdefault((*place, argument.literal_prefix), index)
+        else:
+            if isinstance(argument, CommandPattern):
+                if argument.starts_with_wildcard and not argument.is_unrestricted:
+                    self._report(index, _WILDCARD_PROGRAM)
+                covering = self._covering_block(index, rule, argument)
+                if covering is not None:
+                    self._report(index, f"always covered by {self._label(covering)}: it never allows")
+            elif isinstance(argument, PathPattern) and argument.reaches_outside_root:
+                self._report(index, f"allows paths outside the rules' root {argument.root!r}")
+            tool = rule.tool_pattern
+            if isinstance(tool, re.Pattern) and tool.pattern.startswith("^mcp__"):
+                server = tool.pattern.removeprefix("^mcp__")
+                if not server or "__" not in server or server.startswith(("_", ".", "(", "[")):
+                    self._report(index, _WILDCARD_SERVER)
+        if isinstance(argument, PathPattern) and re.search(r"\s", argument.text) and "/" not in argument.text:
+            self._report(index, _COMMAND_ON_PATH_TOOL)
+
+    def _covering_block(self, index: int, rule: Rule, argument: CommandPattern) -> int | None:
+        """An earlier deny or ask of the same tool whose command specifier matches all the allow does."""
+        tool = rule.tool_pattern
+        if not isinstance(tool, str):
+            return None
+        # A deny of `git *` matches every command an allow of `git status ...` can; so does an equal one.
+        blocks = self._command_blocks
+        found = [blocks.get((tool, argument.key, argument))]
+        prefix = argument.literal_prefix
+        found.extend(
+            blocks.get((tool, argument.key, prefix[:length])) for length in range(1, len(prefix) + 1)
+        )
+        return min((earlier for earlier in found if earlier is not None), default=None)
 
     def _check_rule(self, index: int, rule: Rule) -> None:
         if rule.effective_decision != rule.decision:
@@ -569,8 +631,10 @@ class _Linter:
             text: str | None = ""
         elif isinstance(pattern, str):
             text = pattern
-        else:
+        elif isinstance(pattern, re.Pattern):
             text = self.study.facts(pattern).example
+        else:
+            text = None  # a specifier reads the arguments themselves: no text example stands for it
         fragment = None if text is None else _split_fragment(text)
         self._fragments[index] = fragment
         return fragment
@@ -603,7 +667,9 @@ def _split_fragment(text: str) -> tuple[str | None, str]:
 
 
 def describe_rule(rule: Rule) -> str:
-    """A rule in one short phrase, e.g. ``deny bash, arguments containing "rm -rf"``."""
+    """A rule in one short phrase: ``deny bash, arguments containing "rm -rf"``, or ``deny Bash(rm *)``."""
+    if rule.text is not None:
+        return f"{rule.decision} {rule.text}"
     argument = None if rule.argument_pattern is None else encode_pattern(rule.argument_pattern)
     return describe_patterns(rule.decision, encode_pattern(rule.tool_pattern), argument)
 
@@ -624,6 +690,8 @@ def describe_patterns(
         return text
     if argument_pattern.get("type") == "regexp":
         return f"{text}, arguments matching {_regex(argument_pattern)}"
+    if argument_pattern.get("type") in ("command", "path", "domain"):
+        return f"{text}({argument_pattern.get('text')})"
     return f"{text}, arguments containing {json.dumps(argument_pattern.get('value'), ensure_ascii=False)}"
 
 

@@ -11,14 +11,17 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._command import CommandPattern, command_readings
 from ask_permissions.rules._rule_set import PermissionRuleSet
+from ask_permissions.rules._rules import PermissionRules
 from ask_permissions.settings._policy_file import load_policy
+from ask_permissions.typing import RuleSetLayer
 
 from ._approvals import add_parser as add_approvals_parser
 from ._approvals import run_approvals
 from ._demo import run_demo
 from ._demo_layered import run_layered_demo
-from ._lint import describe_patterns, lint_policy, rule_label
+from ._lint import describe_patterns, describe_rule, lint_policy, rule_label
 from ._mcp_proxy import COMMAND as MCP_PROXY
 from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
 
@@ -194,9 +197,12 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
         matched = "(no rule matched)"
     else:
         layer = rule.layer if isinstance(policy.rules, PermissionRuleSet) else None
-        matched = f"{rule_label(layer, rule.index)}: " + describe_patterns(
-            rule.declared_decision, rule.tool_pattern, rule.argument_pattern
+        described = (
+            f"{rule.declared_decision} {rule.text}"
+            if rule.text is not None
+            else describe_patterns(rule.declared_decision, rule.tool_pattern, rule.argument_pattern)
         )
+        matched = f"{rule_label(layer, rule.index)}: {described}"
         if rule.effective_decision != rule.declared_decision:
             matched += f" (applied as {rule.effective_decision}: the dangerous-tool guard)"
     if by_queue:
@@ -207,7 +213,45 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
     print(f"layer:   {record.layer}")
     print(f"rule:    {matched}")
     print(f"reason:  {record.reason or '(none)'}")
+    for line in _subcommand_lines(policy.rules, tool, arguments):
+        print(line)
     return status
+
+
+def _subcommand_lines(rules: object, tool: str, arguments: object) -> list[str]:
+    """For a command of several sub-commands, each one's decision by the rules and the rule that took it."""
+    layers = [layer for _, layer in _rule_layers(rules)]
+    if not any(isinstance(rule.argument_pattern, CommandPattern) for layer in layers for rule in layer.rules):
+        return []
+    values = [value for value in command_readings(arguments, None) if value is not None]
+    if len(values) != 1 or len(values[0].subcommands) < 2:
+        return []
+    explain = getattr(rules, "explain", None)
+    if explain is None:
+        return []
+    lines = ["sub-commands:"]
+    width = max(len(sub.text) for sub in values[0].subcommands)
+    for sub in values[0].subcommands:
+        match = explain(tool, {"command": sub.text})
+        if match is None or match.rule is None:
+            lines.append(f"  {sub.text:<{width}}  -> (no rule matched)")
+            continue
+        label = rule_label(match.layer if isinstance(rules, PermissionRuleSet) else None, match.index or 0)
+        text = match.rule.text or describe_rule(match.rule)
+        lines.append(f"  {sub.text:<{width}}  -> {match.decision:<5} ({label}: {text})")
+    return lines
+
+
+def _rule_layers(rules: object) -> list[tuple[RuleSetLayer | None, PermissionRules]]:
+    if isinstance(rules, PermissionRules):
+        return [(None, rules)]
+    if isinstance(rules, PermissionRuleSet):
+        layers: list[tuple[RuleSetLayer | None, PermissionRules]] = []
+        for name, layer in (("default", rules.default_rules), ("project", rules.project_rules)):
+            if isinstance(layer, PermissionRules):
+                layers.append((name, layer))  # type: ignore[arg-type]
+        return layers
+    return []
 
 
 def _lint(path: str) -> int:

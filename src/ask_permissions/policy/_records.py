@@ -39,6 +39,9 @@ class MatchedRule:
     tool_pattern: Mapping[str, object]
     argument_pattern: Mapping[str, object] | None
     text: str | None = None
+    """The rule text the rule was read from (``Bash(npm test)``), or ``None`` for a gem-style rule."""
+    parts: tuple[tuple[str, int, str | None], ...] = ()
+    """For a call allowed sub-command by sub-command: each sub-command, its allow rule's index and text."""
 
     @classmethod
     def from_match(cls, match: RuleMatch) -> MatchedRule | None:
@@ -55,6 +58,8 @@ class MatchedRule:
             argument_pattern=None
             if rule.argument_pattern is None
             else _pattern_record(rule.argument_pattern),
+            text=rule.text,
+            parts=tuple((part.subcommand, part.index, part.rule.text) for part in match.parts),
         )
 
     def to_dict(self) -> dict[str, Any]:
@@ -69,6 +74,10 @@ class MatchedRule:
         }
         if self.text is not None:
             data["text"] = self.text
+        if self.parts:
+            data["parts"] = [
+                {"subcommand": sub, "index": index, "text": text} for sub, index, text in self.parts
+            ]
         return data
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import posixpath
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, final
@@ -12,32 +11,32 @@ from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail
 from ask_permissions.typing import Decision
 
+from ._glob import Glob
 from ._shell import ParsedCommand, ShellWord, SubCommand, command_words, parse_command
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
-__all__ = ["COMMAND_KEYS", "CommandPattern", "compound_allow"]
+__all__ = ["COMMAND_KEYS", "CommandPattern", "command_readings", "compound_allow"]
 
 COMMAND_KEYS: Final = ("command", "cmd")
 """The arguments a command specifier reads when it names no key."""
 
-_Element = str | re.Pattern[str] | None
+_Element = str | Glob | None
 """One word of a specifier: a literal word, a glob over one word, or ``None`` for any run of words."""
 
 T = TypeVar("T")
 
 
-def _glob(word: ShellWord, *, fold: bool) -> str | re.Pattern[str]:
-    """A word's literal text, or a regex where its unquoted ``*`` match any characters within the word."""
-    value = word.value.casefold() if fold else word.value
-    if not word.stars:
-        return value
+def _glob(word: ShellWord, *, fold: bool) -> str | Glob:
+    """A word's literal text, or a glob where its unquoted ``*`` match any characters within the word."""
     pieces: list[str] = []
     previous = 0
     for star in word.stars:
-        pieces.append(re.escape(value[previous:star]))
+        pieces.append(word.value[previous:star])
         previous = star + 1
-    pieces.append(re.escape(value[previous:]))
-    return re.compile(".*".join(pieces), re.DOTALL | (re.IGNORECASE if fold else 0))
+    pieces.append(word.value[previous:])
+    if fold:
+        pieces = [piece.casefold() for piece in pieces]
+    return pieces[0] if len(pieces) == 1 else Glob(pieces)
 
 
 def _elements(text: str) -> tuple[tuple[_Element, ...], tuple[_Element, ...], bool]:
@@ -69,10 +68,10 @@ def _elements(text: str) -> tuple[tuple[_Element, ...], tuple[_Element, ...], bo
     return tuple(exact), tuple(folded), rest
 
 
-def _word_matches(element: str | re.Pattern[str], word: str) -> bool:
+def _word_matches(element: str | Glob, word: str) -> bool:
     if isinstance(element, str):
         return element == word
-    return element.fullmatch(word) is not None
+    return element.matches(word)
 
 
 def _name_forms(name: str) -> tuple[str, ...]:
@@ -119,6 +118,7 @@ class CommandPattern:
     _exact: tuple[_Element, ...] = field(init=False, repr=False, compare=False)
     _folded: tuple[_Element, ...] = field(init=False, repr=False, compare=False)
     _rest: bool = field(init=False, repr=False, compare=False)
+    _first_word: str | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
@@ -133,6 +133,7 @@ class CommandPattern:
         object.__setattr__(self, "_exact", exact)
         object.__setattr__(self, "_folded", folded)
         object.__setattr__(self, "_rest", rest)
+        object.__setattr__(self, "_first_word", exact[0] if isinstance(exact[0], str) else None)
 
     # -- what it is ----------------------------------------------------------------------------------------
 
@@ -152,6 +153,23 @@ class CommandPattern:
         return self._rest or self._exact[-1] is None
 
     @property
+    def literal_prefix(self) -> tuple[str, ...]:
+        """The leading words it spells out literally (``("git", "push")`` for ``git push *``)."""
+        prefix: list[str] = []
+        for element in self._exact:
+            if not isinstance(element, str):
+                break
+            prefix.append(element)
+        return tuple(prefix)
+
+    @property
+    def is_prefix_only(self) -> bool:
+        """Whether it is literal words followed by any words (``git push *``, ``npm run test:*``)."""
+        count = len(self.literal_prefix)
+        rest = self._exact[count:]
+        return count > 0 and all(element is None for element in rest) and (bool(rest) or self._rest)
+
+    @property
     def starts_with_wildcard(self) -> bool:
         """Whether its first word is ``*``, so that it matches whatever program a command runs."""
         return self._exact[0] is None
@@ -160,12 +178,26 @@ class CommandPattern:
 
     def matches(self, arguments: object, decision: Decision) -> bool:
         """Whether the specifier, in a rule of ``decision``, matches a call with these arguments."""
-        values = subject_values(arguments, self.key, COMMAND_KEYS)
-        if decision == "allow":
-            return bool(values) and all(
-                isinstance(value, str) and self.matches_command(value, "allow") for value in values
-            )
-        return any(isinstance(value, str) and self.matches_command(value, decision) for value in values)
+        return self.matches_readings(command_readings(arguments, self.key), decision)
+
+    def matches_readings(self, readings: tuple[ParsedCommand | None, ...], decision: Decision) -> bool:
+        """``matches``, given ``command_readings(arguments, self.key)`` (shared by a call's rules)."""
+        if decision != "allow":
+            return any(parsed is not None and self.matches_command(parsed, decision) for parsed in readings)
+        if not readings:
+            return False
+        # The hot path of a policy of many allow rules: plain loops, the first word compared first.
+        first = self._first_word
+        for parsed in readings:
+            if parsed is None or not parsed.understood:
+                return False
+            for sub in parsed.subcommands:
+                words = sub.words
+                if not words or (first is not None and words[0] != first):
+                    return False
+                if not self.matches_subcommand(sub, "allow"):
+                    return False
+        return True
 
     def matches_command(self, command: str | ParsedCommand, decision: Decision) -> bool:
         """Whether the specifier, in a rule of ``decision``, matches a command line."""
@@ -188,6 +220,9 @@ class CommandPattern:
         return self._match(sub.words, lenient=True, name_is_glob=sub.name_is_glob)
 
     def _match(self, words: tuple[str, ...], *, lenient: bool, name_is_glob: bool) -> bool:
+        first = self._exact[0]
+        if not lenient and isinstance(first, str) and words[0] != first:
+            return False  # most specifiers name another program: no walk needed
         size = len(words)
         positions = {0}
         for index, element in enumerate(self._exact):
@@ -233,6 +268,14 @@ class CommandPattern:
             fail(child(path, "text"), f"a valid command specifier ({error})", text)
 
 
+def command_readings(arguments: object, key: str | None) -> tuple[ParsedCommand | None, ...]:
+    """The commands a call gives at ``key`` (else ``command``/``cmd``), parsed; ``None`` for a non-string."""
+    return tuple(
+        parse_command(value) if isinstance(value, str) else None
+        for value in subject_values(arguments, key, COMMAND_KEYS)
+    )
+
+
 def compound_allow(
     arguments: object, candidates: Sequence[tuple[T, CommandPattern]]
 ) -> tuple[tuple[SubCommand, T], ...] | None:
@@ -252,8 +295,8 @@ def compound_allow(
         if len(values) != 1 or not isinstance(values[0], str):
             continue
         parsed = parse_command(values[0])
-        if not parsed.understood:
-            continue
+        if not parsed.understood or len(parsed.subcommands) < 2:
+            continue  # one sub-command: a single rule matched it or none does
         usable = [(rule, pattern) for rule, pattern in candidates if pattern.key == key]
         covered = [_first_allowing(sub, usable) for sub in parsed.subcommands]
         if all(entry is not None for entry in covered):

@@ -14,6 +14,7 @@ from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail, read_str
 from ask_permissions.typing import Decision
 
+from ._glob import Glob
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
 __all__ = ["PATH_KEYS", "PathPattern", "normalize_path"]
@@ -55,35 +56,52 @@ def _is_within(path: str, directory: str) -> bool:
     return directory in ("/", path) or path.startswith(directory + "/")
 
 
-def _segment_regex(segment: str) -> str:
-    return "".join("[^/]*" if char == "*" else "[^/]" if char == "?" else re.escape(char) for char in segment)
+_Segment = str | Glob | None
+"""One segment of a pattern: a literal name, a glob over one name, or ``None`` for ``**``."""
 
 
-def _regex(base: str, segments: tuple[str, ...], *, floating: bool, block: bool) -> re.Pattern[str]:
-    """The regex of the absolute paths a pattern matches.
+def _segment(segment: str, *, fold: bool) -> _Segment:
+    if fold:
+        segment = _fold(segment)
+    if segment == "**":
+        return None
+    if "*" in segment or "?" in segment:
+        return Glob(segment.split("*"), any_character="?")
+    return segment
 
-    For deny and ask (``block``) it is case-insensitive, also matches everything beneath what it names, and
-    a slash-less pattern matches its name under any directory at all, not only under the root.
+
+def _fold(text: str) -> str:
+    """How deny and ask compare names: case-folded and NFC-normalized (as macOS file systems compare)."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", text).casefold())
+
+
+def _split(path: str) -> tuple[str, ...]:
+    """The names of a normalized absolute path (none for ``/``)."""
+    return tuple(name for name in path.split("/") if name)
+
+
+def _segment_matches(segment: str | Glob, name: str) -> bool:
+    return segment == name if isinstance(segment, str) else segment.matches(name)
+
+
+def _walk(pattern: tuple[_Segment, ...], names: tuple[str, ...], *, block: bool) -> bool:
+    """Whether ``names`` match ``pattern``; for deny and ask (``block``) a match of a leading part suffices.
+
+    gitignore's ``**``: a trailing one is one or more names (for deny and ask, zero or more: the directory
+    itself too), a leading or middle one zero or more.
     """
-    prefix = "" if base == "/" else re.escape(base)
-    if floating:
-        (segment,) = segments
-        lead = "(?:/[^/]+)*" if block else prefix + "(?:/[^/]+)*"
-        core = lead + ("(?:/[^/]+)" if segment == "**" else "/" + _segment_regex(segment))
-    else:
-        parts = [prefix]
-        for index, segment in enumerate(segments):
-            if segment == "**":
-                # gitignore: a trailing /** is everything inside (for deny and ask, the directory too); a
-                # leading or middle one, any directories.
-                inside = index == len(segments) - 1 and not block
-                parts.append("(?:/[^/]+)+" if inside else "(?:/[^/]+)*")
-            else:
-                parts.append("/" + _segment_regex(segment))
-        core = "".join(parts) or "/"
-    if block:
-        core = "/.*" if core == "/" else core + "(?:/.*)?"
-    return re.compile(core, re.DOTALL | (re.IGNORECASE if block else 0))
+    size = len(names)
+    positions = {0}
+    last = len(pattern) - 1
+    for index, segment in enumerate(pattern):
+        if segment is None:
+            lowest = min(positions) + (1 if index == last and not block else 0)
+            positions = set(range(lowest, size + 1))
+        else:
+            positions = {at + 1 for at in positions if at < size and _segment_matches(segment, names[at])}
+        if not positions:
+            return False
+    return block or size in positions
 
 
 def _parse(text: str, root: str, home: str) -> tuple[str, tuple[str, ...], bool]:
@@ -171,9 +189,10 @@ class PathPattern:
     key: str | None = field(default=None, kw_only=True)
     _base: str = field(init=False, repr=False, compare=False)
     _floating: bool = field(init=False, repr=False, compare=False)
-    _allow: re.Pattern[str] = field(init=False, repr=False, compare=False)
-    _block: re.Pattern[str] = field(init=False, repr=False, compare=False)
     _segments: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _allow: tuple[_Segment, ...] = field(init=False, repr=False, compare=False)
+    _block: tuple[_Segment, ...] = field(init=False, repr=False, compare=False)
+    _root_names: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
@@ -192,10 +211,13 @@ class PathPattern:
         object.__setattr__(self, "_base", base)
         object.__setattr__(self, "_segments", segments)
         object.__setattr__(self, "_floating", floating)
-        object.__setattr__(self, "_allow", _regex(base, segments, floating=floating, block=False))
-        folded = tuple(unicodedata.normalize("NFC", segment) for segment in segments)
-        block_base = unicodedata.normalize("NFC", base)
-        object.__setattr__(self, "_block", _regex(block_base, folded, floating=floating, block=True))
+        object.__setattr__(self, "_root_names", _split(root))
+        # A floating pattern's one segment is matched on its own; an anchored one follows its base's names.
+        lead = () if floating else _split(base)
+        allow = tuple(_segment(segment, fold=False) for segment in segments)
+        block = tuple(_segment(segment, fold=True) for segment in segments)
+        object.__setattr__(self, "_allow", lead + allow)
+        object.__setattr__(self, "_block", tuple(_fold(name) for name in lead) + block)
 
     # -- what it is ----------------------------------------------------------------------------------------
 
@@ -233,12 +255,28 @@ class PathPattern:
         if decision == "allow":
             if _CONTROL.search(path):
                 return False
-            return all(self._allow.fullmatch(reading) for reading in self._readings(path))
-        subject = unicodedata.normalize("NFC", path)
-        readings = self._readings(subject)
-        if "\x00" in subject and subject.index("\x00"):
-            readings += self._readings(subject[: subject.index("\x00")])  # where a C string ends
-        return any(self._block.fullmatch(reading) for reading in readings)
+            return all(self._allows(_split(reading)) for reading in self._readings(path))
+        readings = self._readings(path)
+        if "\x00" in path and path.index("\x00"):
+            readings += self._readings(path[: path.index("\x00")])  # where a C string ends
+        return any(self._blocks(tuple(_fold(name) for name in _split(reading))) for reading in readings)
+
+    def _allows(self, names: tuple[str, ...]) -> bool:
+        if not self._floating:
+            return _walk(self._allow, names, block=False)
+        root = self._root_names
+        if len(names) <= len(root) or names[: len(root)] != root:
+            return False  # a slash-less allow stays under the root
+        (segment,) = self._allow
+        return segment is None or _segment_matches(segment, names[-1])
+
+    def _blocks(self, names: tuple[str, ...]) -> bool:
+        if not self._floating:
+            return _walk(self._block, names, block=True)
+        (segment,) = self._block
+        if segment is None:
+            return bool(names)
+        return any(_segment_matches(segment, name) for name in names)  # at any depth, and beneath
 
     def _readings(self, path: str) -> tuple[str, ...]:
         if path == "~" or path.startswith("~/"):

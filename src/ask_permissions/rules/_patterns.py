@@ -13,13 +13,20 @@ from ask_permissions._errors import preview
 from ask_permissions._json_text import write_json, write_repr
 from ask_permissions._strict import child, fail, read_mapping, read_text
 
+from ._command import CommandPattern
+from ._domains import DomainPattern
+from ._paths import PathPattern
+from ._specifiers import SPECIFIER_TYPES, SpecifierPattern, decode_specifier
+
 __all__ = [
     "ALL",
+    "SPECIFIER_CLASSES",
     "AllType",
     "ArgumentPattern",
     "StoredArgumentPattern",
     "ToolPattern",
     "argument_pattern_matches",
+    "decode_argument_pattern",
     "decode_pattern",
     "encode_pattern",
     "is_unrestricted",
@@ -47,11 +54,11 @@ ALL: Final = AllType.ALL
 ToolPattern: TypeAlias = str | re.Pattern[str] | Literal[AllType.ALL]
 """A tool pattern: an exact tool name, a compiled regex searched in the name, or ``ALL``."""
 
-ArgumentPattern: TypeAlias = str | re.Pattern[str] | Literal[AllType.ALL] | None
+ArgumentPattern: TypeAlias = str | re.Pattern[str] | SpecifierPattern | Literal[AllType.ALL] | None
 """An argument pattern: a substring of the serialized arguments, a regex searched in it, or any
 arguments (``None`` or ``ALL``)."""
 
-StoredArgumentPattern: TypeAlias = str | re.Pattern[str] | None
+StoredArgumentPattern: TypeAlias = str | re.Pattern[str] | SpecifierPattern | None
 """An argument pattern as a rule stores it: ``ALL`` becomes ``None``."""
 
 # Built once: json.dumps builds a new encoder on every call that passes options.
@@ -118,7 +125,12 @@ def normalize_argument_pattern(pattern: object, field: str = "argument_pattern")
         return str.__str__(pattern)  # the text: a str-mixin Enum member's str() is not its value
     if isinstance(pattern, re.Pattern) and isinstance(pattern.pattern, str):
         return pattern
-    raise TypeError(f"{field}: expected a string, a compiled str regex, ALL or None; got {preview(pattern)}")
+    if isinstance(pattern, SPECIFIER_CLASSES):
+        return pattern
+    raise TypeError(
+        f"{field}: expected a string, a compiled str regex, a CommandPattern, PathPattern or DomainPattern, "
+        f"ALL or None; got {preview(pattern)}"
+    )
 
 
 def tool_pattern_matches(pattern: ToolPattern, tool_name: str) -> bool:
@@ -131,12 +143,18 @@ def tool_pattern_matches(pattern: ToolPattern, tool_name: str) -> bool:
 
 
 def argument_pattern_matches(pattern: StoredArgumentPattern, serialized: str) -> bool:
-    """Whether a stored argument pattern matches already serialized arguments."""
+    """Whether a stored argument pattern matches already serialized arguments.
+
+    A specifier pattern reads the call's arguments, not their serialization: given only the text, it reads
+    that text as the plain-string argument, as a deny would.
+    """
     if pattern is None:
         return True
     if isinstance(pattern, str):
         return pattern in serialized
-    return pattern.search(serialized) is not None
+    if isinstance(pattern, re.Pattern):
+        return pattern.search(serialized) is not None
+    return pattern.matches(serialized, "deny")
 
 
 UNRESTRICTED_PROBES: Final = ("", "{}", '{"command":""}')
@@ -155,7 +173,9 @@ def is_unrestricted(pattern: StoredArgumentPattern) -> bool:
         return True
     if isinstance(pattern, str):
         return any(pattern in probe for probe in UNRESTRICTED_PROBES)
-    return any(pattern.search(probe) is not None for probe in UNRESTRICTED_PROBES)
+    if isinstance(pattern, re.Pattern):
+        return any(pattern.search(probe) is not None for probe in UNRESTRICTED_PROBES)
+    return pattern.is_unrestricted  # a specifier restricts unless it is `*` (or `//**`, `domain:*`)
 
 
 # Ruby's regex options as snapshot letters. Ruby's ``m`` ("dot matches newline") is Python's DOTALL.
@@ -200,6 +220,8 @@ def encode_pattern(pattern: ToolPattern | StoredArgumentPattern) -> dict[str, ob
         return {"type": "all"}
     if isinstance(pattern, str):
         return {"type": "string", "value": pattern}
+    if isinstance(pattern, SPECIFIER_CLASSES):
+        return pattern.to_snapshot()
     letters = regex_flag_letters(pattern)
     if letters is None:
         raise ValueError(
@@ -257,3 +279,14 @@ def decode_pattern(data: object, path: str) -> str | re.Pattern[str] | Literal[A
         except (re.error, OverflowError, RecursionError, ValueError) as error:
             fail(child(path, "source"), f"a regex that compiles ({error})", source)
     fail(child(path, "type"), "one of " + ", ".join(map(repr, _PATTERN_TYPES)), raw_kind)
+
+
+SPECIFIER_CLASSES: Final = (CommandPattern, PathPattern, DomainPattern)
+"""The argument patterns read from rule specifiers, which match a call's arguments rather than their text."""
+
+
+def decode_argument_pattern(data: object, path: str) -> StoredArgumentPattern | Literal[AllType.ALL]:
+    """An argument pattern from its snapshot form: the gem's types, or a specifier pattern's; strict."""
+    if isinstance(data, Mapping) and data.get("type") in SPECIFIER_TYPES:
+        return decode_specifier(data, path)
+    return decode_pattern(data, path)

@@ -154,7 +154,8 @@ def _explain(
     if not isinstance(layer, PermissionRules | PermissionRuleSet):
         decision = checked_match_decision(decision, f"{name}_rules.explain({preview(tool_name)})")
     # A nested rule set keeps its own layer name; a plain ruleset gets this one.
-    return RuleMatch(match.rule, match.index, match.layer or name, decision)
+    parts = match.parts if isinstance(layer, PermissionRules | PermissionRuleSet) else ()
+    return RuleMatch(match.rule, match.index, match.layer or name, decision, parts)
 
 
 def _layer_snapshot(layer: Classifier | None, field: str) -> dict[str, Any] | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -23,11 +24,14 @@ from ask_permissions._strict import (
 )
 from ask_permissions.typing import Decision, RuleSetLayer
 
+from ._command import CommandPattern, command_readings, compound_allow
 from ._patterns import (
     ALL,
+    SPECIFIER_CLASSES,
     StoredArgumentPattern,
     ToolPattern,
     argument_pattern_matches,
+    decode_argument_pattern,
     decode_pattern,
     encode_pattern,
     is_unrestricted,
@@ -36,9 +40,12 @@ from ._patterns import (
     serialize_arguments,
     tool_pattern_matches,
 )
+from ._shell import ParsedCommand
+from ._text import BUILTIN_KINDS, RuleTextError, parse_rule_text, read_kinds
 
 __all__ = [
     "DANGEROUS_TOOLS",
+    "CompoundPart",
     "DecisionPredicates",
     "PermissionRules",
     "Rule",
@@ -110,6 +117,9 @@ class Rule:
     argument_pattern: StoredArgumentPattern
     dangerous: bool
     effective_decision: Decision
+    # Not in the repr, which keeps the gem-style fields only (the text repeats the patterns).
+    text: str | None = field(default=None, repr=False)
+    """The rule text it was read from (``Bash(npm test)``), for display; ``None`` for a gem-style rule."""
     # What a deny or ask rule compares folded names with: its folded exact name, or its regex. Derived from
     # the fields above, so it is no part of the value: not compared, not shown.
     _folded_tool_pattern: str | re.Pattern[str] | None = field(init=False, repr=False, compare=False)
@@ -149,10 +159,18 @@ class Rule:
         return folded_name != tool_name and folded_pattern.search(folded_name) is not None
 
     def argument_matches(self, arguments: object = None) -> bool:
-        """Whether the argument pattern matches ``arguments`` (serialized as classify does)."""
-        if self.argument_pattern is None:
+        """Whether the argument pattern matches ``arguments`` (serialized as classify does).
+
+        A specifier pattern (``CommandPattern``, ``PathPattern``, ``DomainPattern``) reads the arguments
+        themselves, as the rule's declared decision reads them: every sub-command for an allow, any for a
+        deny or ask.
+        """
+        pattern = self.argument_pattern
+        if pattern is None:
             return True
-        return argument_pattern_matches(self.argument_pattern, serialize_arguments(arguments))
+        if isinstance(pattern, SPECIFIER_CLASSES):
+            return pattern.matches(arguments, self.decision)
+        return argument_pattern_matches(pattern, serialize_arguments(arguments))
 
     def matches(self, tool_name: str, arguments: object = None) -> bool:
         """Whether the rule matches the call."""
@@ -166,6 +184,8 @@ class Rule:
         }
         if self.argument_pattern is not None:
             data["argument_pattern"] = encode_pattern(self.argument_pattern)
+        if self.text is not None:
+            data["text"] = self.text
         return data
 
 
@@ -183,6 +203,19 @@ class RuleMatch:
     index: int | None
     layer: RuleSetLayer | None
     decision: Decision
+    parts: tuple[CompoundPart, ...] = ()
+    """For a call allowed sub-command by sub-command (no single rule matched it), each sub-command and the
+    allow rule that took it, in order; ``rule`` and ``index`` are then the first part's."""
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class CompoundPart:
+    """One sub-command of a compound shell command and the allow rule that allowed it."""
+
+    subcommand: str
+    rule: Rule
+    index: int
 
 
 @final
@@ -222,13 +255,14 @@ class _Guard:
         tool_pattern: ToolPattern,
         argument_pattern: StoredArgumentPattern,
         auto_allow_dangerous: bool,
+        text: str | None = None,
     ) -> Rule:
         """The rule, marked dangerous and downgraded to ask when it allows a dangerous tool unrestricted."""
         # Deliberate hardening: "unrestricted" also covers patterns such as "", "{" or ".*" that every
         # call's arguments match, which the gem misses.
         dangerous = decision == "allow" and self.covers(tool_pattern) and is_unrestricted(argument_pattern)
         effective: Decision = "ask" if dangerous and not auto_allow_dangerous else decision
-        return Rule(decision, tool_pattern, argument_pattern, dangerous, effective)
+        return Rule(decision, tool_pattern, argument_pattern, dangerous, effective, text)
 
 
 _Entry = tuple[StoredArgumentPattern, RuleMatch]
@@ -248,10 +282,15 @@ class _State:
     names of at most ``_CANDIDATE_CACHE_CHARS`` characters in all.
     """
 
-    __slots__ = ("cached_chars", "candidates", "entries", "rules")
+    __slots__ = ("cached_chars", "candidates", "entries", "has_command_allows", "rules")
 
     def __init__(self, rules: tuple[Rule, ...]) -> None:
         self.rules = rules
+        # Only then can a call no single rule matches be allowed sub-command by sub-command.
+        self.has_command_allows = any(
+            rule.effective_decision == "allow" and isinstance(rule.argument_pattern, CommandPattern)
+            for rule in rules
+        )
         self.candidates: dict[str, _Candidates] = {}
         self.cached_chars = 0  # the total length of the names in candidates
         self.entries: list[_Entry | None] = [None] * len(rules)
@@ -321,6 +360,62 @@ class PermissionRules(DecisionPredicates):
         self._state = _State(())
         if configure is not None:
             configure(self)
+
+    @classmethod
+    def from_text(
+        cls,
+        *,
+        allow: Iterable[str] = (),
+        ask: Iterable[str] = (),
+        deny: Iterable[str] = (),
+        cwd: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
+        kinds: Mapping[str, str] | None = None,
+        auto_allow_dangerous: bool = False,
+    ) -> PermissionRules:
+        """Rules from rule text: ``Tool``, ``Tool(*)``, ``mcp__server``, ``mcp__server__tool``, ``Tool(x)``.
+
+        Every deny rule comes first, then every ask rule, then every allow rule, each list in its own order:
+        deny beats ask beats allow whatever the order of the lists, and first-match still describes the
+        result. A call that no rule matches is still allowed when each of its shell sub-commands is allowed
+        by some allow rule (``explain`` names the rule of each sub-command). Tools declared as shell tools
+        (built in: ``bash``, ``sh``, ``Bash``) count as code-executing for the dangerous-tool guard.
+
+        Args:
+            allow, ask, deny: rule texts (see the README's rule language).
+            cwd: the root of path specifiers (default: the working directory now); stored in each.
+            home: the directory ``~/`` names (default: the user's home); stored in each.
+            kinds: tool name to ``"shell"``, ``"path"`` or ``"url"``, optionally with the argument key
+                (``{"run": "shell:script"}``); fills in for tools the built-in kinds do not know.
+            auto_allow_dangerous: as for ``PermissionRules``.
+
+        Raises:
+            RuleTextError: a malformed rule (a ``ValueError`` naming the text; a note names its list and
+                position).
+            TypeError: a list that is a bare string or holds a non-string; ``kinds`` not a mapping.
+        """
+        table = read_kinds(kinds)
+        root = os.fspath(cwd) if cwd is not None else os.getcwd()
+        home_dir = None if home is None else os.fspath(home)
+        shell_tools = [name for name, kind in {**BUILTIN_KINDS, **table}.items() if kind.kind == "shell"]
+        ruleset = cls(auto_allow_dangerous=auto_allow_dangerous, dangerous_tools=shell_tools)
+        rules: list[Rule] = []
+        lists: tuple[tuple[Decision, Iterable[str]], ...] = (("deny", deny), ("ask", ask), ("allow", allow))
+        for decision, texts in lists:
+            for index, text in enumerate(require_rule_texts(texts, decision)):
+                try:
+                    parsed = parse_rule_text(text, decision, kinds=table, cwd=root, home=home_dir)
+                except RuleTextError as error:
+                    error.where = f"{decision}[{index}]"
+                    error.add_note(f"in {error.where}")
+                    raise
+                rules.append(
+                    ruleset._guard.make_rule(
+                        decision, parsed.tool_pattern, parsed.argument_pattern, auto_allow_dangerous, text
+                    )
+                )
+        ruleset._extend(tuple(rules))
+        return ruleset
 
     # -- declaring -----------------------------------------------------------------------------------
 
@@ -424,16 +519,33 @@ class PermissionRules(DecisionPredicates):
         # Rules for other tools are not looked at; the arguments are serialized once, and only when a
         # candidate has an argument pattern.
         serialized: str | None = None
+        commands: dict[str | None, tuple[ParsedCommand | None, ...]] | None = None
         for pattern, match in candidates:
             if pattern is None:
                 return match
-            if serialized is None:
-                serialized = serialize_arguments(arguments)
             if isinstance(pattern, str):
+                if serialized is None:
+                    serialized = serialize_arguments(arguments)
                 if pattern in serialized:
                     return match
-            elif pattern.search(serialized) is not None:
+            elif isinstance(pattern, re.Pattern):
+                if serialized is None:
+                    serialized = serialize_arguments(arguments)
+                if pattern.search(serialized) is not None:
+                    return match
+            elif isinstance(pattern, CommandPattern):
+                # One reading of the command per argument key, shared by the call's command rules.
+                if commands is None:
+                    commands = {}
+                readings = commands.get(pattern.key)
+                if readings is None:
+                    readings = commands[pattern.key] = command_readings(arguments, pattern.key)
+                if pattern.matches_readings(readings, match.rule.decision):  # type: ignore[union-attr]
+                    return match
+            elif pattern.matches(arguments, match.rule.decision):  # type: ignore[union-attr]
                 return match
+        if state.has_command_allows:
+            return _compound_allow(candidates, arguments)
         return None
 
     def _candidates(self, state: _State, tool_name: str) -> _Candidates:
@@ -525,6 +637,35 @@ class PermissionRules(DecisionPredicates):
 _DANGEROUS_TOOLS_KEY: Final = "dangerous_tools"
 
 
+def require_rule_texts(texts: Iterable[str], field: str) -> list[str]:
+    """A list of rule texts; a bare string is refused (it would read as one rule per letter)."""
+    if isinstance(texts, str):
+        raise TypeError(f"{field}: expected a list of rule texts, not a string; got {preview(texts)}")
+    try:
+        items = list(texts)
+    except TypeError:
+        raise TypeError(f"{field}: expected a list of rule texts; got {preview(texts)}") from None
+    for index, text in enumerate(items):
+        if not isinstance(text, str):
+            raise TypeError(f"{field}[{index}]: expected a rule text; got {preview(text)}")
+    return items
+
+
+def _compound_allow(candidates: _Candidates, arguments: object) -> RuleMatch | None:
+    """The compound-allow rule: when every sub-command of the call is allowed by some allow rule."""
+    allows = [
+        (match, pattern)
+        for pattern, match in candidates
+        if isinstance(pattern, CommandPattern) and match.decision == "allow"
+    ]
+    covered = compound_allow(arguments, allows)
+    if not covered:
+        return None
+    parts = tuple(CompoundPart(sub.text, match.rule, match.index) for sub, match in covered)  # type: ignore[arg-type]
+    first = covered[0][1]
+    return RuleMatch(first.rule, first.index, first.layer, "allow", parts)
+
+
 def _read_decision(value: object, path: str) -> Decision:
     # Compared as plain text: a str subclass's own __eq__ is never called.
     if isinstance(value, str):
@@ -536,7 +677,9 @@ def _read_decision(value: object, path: str) -> Decision:
 
 
 def _read_rule(entry: object, path: str, ruleset: PermissionRules) -> Rule:
-    data = read_mapping(entry, path, required=("decision", "tool_pattern"), optional=("argument_pattern",))
+    data = read_mapping(
+        entry, path, required=("decision", "tool_pattern"), optional=("argument_pattern", "text")
+    )
     decision = _read_decision(data["decision"], child(path, "decision"))
     tool_path = child(path, "tool_pattern")
     tool_pattern = decode_pattern(data["tool_pattern"], tool_path)
@@ -544,11 +687,15 @@ def _read_rule(entry: object, path: str, ruleset: PermissionRules) -> Rule:
         fail(child(tool_path, "value"), "a non-empty tool name", tool_pattern)
     raw_argument = data.get("argument_pattern")
     argument_pattern = (
-        None if raw_argument is None else decode_pattern(raw_argument, child(path, "argument_pattern"))
+        None
+        if raw_argument is None
+        else decode_argument_pattern(raw_argument, child(path, "argument_pattern"))
     )
+    text = read_text(data["text"], child(path, "text"), non_empty=True) if "text" in data else None
     return ruleset._guard.make_rule(
         decision,
         tool_pattern,
         None if argument_pattern is ALL else argument_pattern,
         ruleset._auto_allow_dangerous,
+        text,
     )

@@ -232,7 +232,7 @@ _KEYWORDS: Final = frozenset(
 _SHELLS: Final = frozenset({"bash", "sh", "zsh"})
 _SCRIPT_FLAGS: Final = frozenset({"-c", "-lc"})
 _ANY_SHELL: Final = frozenset({"bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox"})
-_ANY_SCRIPT_FLAG: Final = re.compile(r"-[A-Za-z]*c[A-Za-z]*")
+_SHORT_OPTIONS: Final = re.compile(r"-[A-Za-z]+")
 # Programs that start another command given in their arguments: deny and ask also look at each of the
 # later words as the start of a command (``sudo -u root rm -rf /`` is read as ``rm -rf /`` too).
 _LAUNCHERS: Final = frozenset(
@@ -761,7 +761,9 @@ class _Scanner:
         program = posixpath.basename(argv[0]).lower()
         if program in _ANY_SHELL or program in ("su", "runuser", "script"):
             for index, word in enumerate(argv[1:-1], start=1):
-                if _ANY_SCRIPT_FLAG.fullmatch(word):
+                # A run of short options with c in it (-c, -lc, -xec); not a regex with two repeats, which
+                # backtracks quadratically on a long word.
+                if "c" in word and _SHORT_OPTIONS.fullmatch(word):
                     self.read_script(argv[index + 1], lenient=True)
                     break
         if program == "eval" and len(argv) > 1:

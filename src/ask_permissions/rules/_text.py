@@ -69,12 +69,14 @@ class RuleTextError(PermissionsError, ValueError):
     Attributes:
         text: the rule text.
         problem: what is wrong with it.
+        where: the list and position it came from (``"deny[1]"``) when read from lists, else ``None``.
     """
 
     def __init__(self, text: str, problem: str) -> None:
         super().__init__(f"rule {preview(text)}: {problem}")
         self.text = text
         self.problem = problem
+        self.where: str | None = None
 
 
 @final

@@ -19,6 +19,7 @@ from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.rules._patterns import ToolPattern, decode_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
+from ask_permissions.rules._text import RuleTextError, read_kinds
 from ask_permissions.typing import Clock, GrantsLike, Mode
 
 from ._policy_text import MAX_POLICY_FILE_BYTES, parse_policy_bytes, read_policy_bytes
@@ -31,7 +32,17 @@ PolicySource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 RISK_LEVELS: Final = ("low", "medium", "high", "critical")
 """The ``risk_level`` values a policy file may declare (``high`` and ``critical`` are elevated)."""
 
-_KEYS: Final = ("mode", "rules", "require_approval", "tools", "auto_approve", "session_grants", "hooks")
+_KEYS: Final = (
+    "mode",
+    "permissions",
+    "rules",
+    "require_approval",
+    "tools",
+    "auto_approve",
+    "session_grants",
+    "hooks",
+)
+_PERMISSION_LISTS: Final = ("deny", "ask", "allow")
 _TOOL_FLAGS: Final = ("approval_required", "auto_approvable", "always_ask")
 # Each declared text must be one of these: a typo would otherwise silently read as "unknown" or "not
 # elevated".
@@ -165,6 +176,12 @@ def _build(data: object, queue: ApprovalQueue | None, *, base_dir: str | None, *
     rules = _optional(config, "rules", _read_rules)
     require_approval = _optional(config, "require_approval", _read_require_approval)
     tools = _optional(config, "tools", _read_tools)
+    kinds = _optional(config, "tools", _read_permission_kinds) or {}
+    text_rules = _optional(
+        config, "permissions", lambda value, path: _read_permissions(value, path, kinds, base_dir)
+    )
+    if text_rules is not None:
+        rules = text_rules if rules is None else _text_rules_first(text_rules, rules)
     auto_approve = _optional(config, "auto_approve", _read_auto_approve) or {}
     session_grants = _optional(config, "session_grants", _read_grants) or SessionPermissionGrants()
     hooks = _optional(
@@ -240,7 +257,7 @@ def _read_tools(value: object, path: str) -> Mapping[str, Mapping[str, object]]:
     tools: dict[str, Mapping[str, object]] = {}
     for name, entry in _read_names(value, path).items():
         entry_path = child(path, name)
-        declared = read_mapping(entry, entry_path, optional=(*_TOOL_FLAGS, *_TOOL_CHOICES))
+        declared = read_mapping(entry, entry_path, optional=(*_TOOL_FLAGS, *_TOOL_CHOICES, "permission_kind"))
         metadata: dict[str, object] = {}
         for key in _TOOL_FLAGS:
             if key in declared:
@@ -264,3 +281,75 @@ def _read_auto_approve(value: object, path: str) -> dict[str, object]:
 
 def _read_grants(value: object, path: str) -> SessionPermissionGrants:
     return SessionPermissionGrants.from_snapshot(value, path=path)
+
+
+def _read_permission_kinds(value: object, path: str) -> dict[str, str]:
+    """The ``permission_kind`` of each tool entry, checked as ``kinds`` are: ``shell``, ``path``, ``url``."""
+    kinds: dict[str, str] = {}
+    for name, entry in _read_names(value, path).items():
+        if isinstance(entry, Mapping) and "permission_kind" in entry:
+            kind_path = child(child(path, name), "permission_kind")
+            kind = read_str(entry["permission_kind"], kind_path, non_empty=True)
+            try:
+                read_kinds({name: kind})
+            except ValueError:
+                fail(kind_path, "'shell', 'path' or 'url', optionally with ':<argument key>'", kind)
+            kinds[name] = kind
+    return kinds
+
+
+def _read_permissions(
+    value: object, path: str, kinds: Mapping[str, str], base_dir: str | None
+) -> PermissionRules:
+    """The ``permissions`` table: ``allow``, ``ask`` and ``deny`` lists of rule text; ``cwd`` and ``home``."""
+    table = read_mapping(value, path, optional=(*_PERMISSION_LISTS, "cwd", "home"))
+    lists: dict[str, list[str]] = {}
+    for field in _PERMISSION_LISTS:
+        field_path = child(path, field)
+        entries = read_list(table.get(field, []), field_path)
+        lists[field] = [read_str(text, child(field_path, index)) for index, text in enumerate(entries)]
+    directories: dict[str, str] = {}
+    for field in ("cwd", "home"):
+        if field in table:
+            directory = read_str(table[field], child(path, field), non_empty=True)
+            if field == "cwd" and not os.path.isabs(directory):
+                directory = os.path.join(base_dir or os.getcwd(), directory)  # next to the policy file
+            elif field == "home" and not os.path.isabs(directory):
+                fail(child(path, field), "an absolute path", directory)
+            directories[field] = os.path.normpath(directory)
+    try:
+        return PermissionRules.from_text(
+            allow=lists["allow"],
+            ask=lists["ask"],
+            deny=lists["deny"],
+            cwd=directories.get("cwd"),
+            home=directories.get("home"),
+            kinds=kinds,
+        )
+    except RuleTextError as error:
+        where = child(path, error.where) if error.where else path
+        fail(where, f"a rule ({error.problem})", error.text)
+
+
+def _text_rules_first(
+    text_rules: PermissionRules, rules: PermissionRules | PermissionRuleSet
+) -> PermissionRules | PermissionRuleSet:
+    """The ``permissions`` rules, then the snapshot-form ``rules`` (in a rule set: its default layer)."""
+    if isinstance(rules, PermissionRuleSet):
+        default = rules.default_rules
+        merged = _concatenate(text_rules, default) if isinstance(default, PermissionRules) else text_rules
+        return PermissionRuleSet(default_rules=merged, project_rules=rules.project_rules)
+    return _concatenate(text_rules, rules)
+
+
+def _concatenate(first: PermissionRules, second: PermissionRules) -> PermissionRules:
+    # Both were read strictly already: their snapshots join into one that cannot fail.
+    text, snapshot = first.snapshot(), second.snapshot()
+    tools = list(dict.fromkeys([*text.get("dangerous_tools", []), *snapshot.get("dangerous_tools", [])]))
+    combined = {
+        "version": snapshot["version"],
+        "auto_allow_dangerous": snapshot["auto_allow_dangerous"],
+        "dangerous_tools": tools,
+        "rules": text["rules"] + snapshot["rules"],
+    }
+    return PermissionRules.from_snapshot(combined)
