@@ -87,7 +87,7 @@ class TestSubprocess:
         assert result.returncode == 0, result.stderr
         assert result.stderr == ""
         assert result.stdout.startswith("A scripted agent session, decided by examples/policy.toml")
-        for shown in ("-> proceed", "-> block", "-> pending", "approves #1 (scope 'session')", "restored 2"):
+        for shown in ("-> proceed", "-> block", "-> pending", "approves #2 (scope 'session')", "restored 2"):
             assert shown in result.stdout
 
     @pytest.mark.parametrize(
@@ -202,7 +202,7 @@ class TestCheck:
         assert out.splitlines() == [
             "outcome: block",
             "layer:   deny_rule",
-            'rule:    rule 0: deny bash, arguments containing "rm -rf"',
+            "rule:    rule 0: deny bash(rm -rf *)",
             "reason:  Denied by permission rules: 'bash'",
         ]
 

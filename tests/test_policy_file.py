@@ -356,7 +356,8 @@ class TestFiles:
         policy = load_policy(EXAMPLE)
         assert decide(policy, "bash", {"command": "rm -rf build"})[:2] == ("block", "deny_rule")
         assert decide(policy, "bash", {"command": "git status"})[:2] == ("proceed", "allow_rule")
-        assert decide(policy, "bash", {"command": "make"})[:2] == ("pending", "ask_rule")
+        assert decide(policy, "bash", {"command": "make"})[:2] == ("pending", "approval_required")
+        assert decide(policy, "bash", {"command": "git status && rm -rf ~"})[:2] == ("block", "deny_rule")
         assert decide(policy, "read_file")[:2] == ("proceed", "allow_rule")
         assert decide(policy, "db_migrate")[:2] == ("pending", "approval_required")
         assert decide(policy, "deploy")[:2] == ("pending", "always_ask")
@@ -645,7 +646,7 @@ class TestRoundTrip:
         data = {
             "version": 1,
             "rules": policy.rules.snapshot(),  # type: ignore[union-attr]
-            "require_approval": [{"type": "regexp", "source": "^db_", "flags": ""}],
+            "require_approval": ["bash", {"type": "regexp", "source": "^db_", "flags": ""}],
             "tools": {name: dict(entry) for name, entry in policy.tools.items()},  # type: ignore[attr-defined]
             "auto_approve": {"fetch": True},
         }
