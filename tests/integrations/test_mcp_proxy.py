@@ -283,6 +283,49 @@ class TestWithoutElicitation:
         assert harness.upstream.ran == []
 
 
+class TestDurableStore:
+    """With a store, a held call waits in the database, and a person approves it from another process."""
+
+    def test_a_person_approves_with_the_command_and_the_retry_runs(self, tmp_path: Path) -> None:
+        """The error names the approvals command; after it approves the action, the same call is forwarded."""
+        from ask_permissions import SqliteStore
+        from ask_permissions.cli import main as command
+
+        url = f"sqlite:///{tmp_path / 'approvals.db'}"
+        policy = load_policy(
+            POLICY_FILE, store=SqliteStore(str(tmp_path / "approvals.db")), session="agent-1"
+        )
+        harness = Harness(policy)
+        hint = f"ask-permissions approvals approve {{action_id}} --store {url} --session agent-1"
+        results: list[types.CallToolResult] = []
+
+        def proxy_for(upstream: ClientSession) -> PermissionProxy:
+            return PermissionProxy(policy, upstream, approve_hint=hint)
+
+        async def main() -> None:
+            async with proxied(harness.upstream.server(), proxy_for) as (client, _):
+                results.append(await client.call_tool("bash", {"command": "ls"}))
+                # Another process: the approvals inbox over the same database.
+                status = await asyncio.to_thread(
+                    command, ["approvals", "approve", "1", "--store", url, "--session", "agent-1"]
+                )
+                assert status == 0
+                results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        asyncio.run(main())
+        approve = f"ask-permissions approvals approve 1 --store {url} --session agent-1"
+        assert _text(results[0]).endswith(f"(a person approves it with: {approve})")
+        assert _text(results[1]) == 'bash ran with {"command": "ls"}'
+        assert harness.upstream.ran == [("bash", {"command": "ls"})]
+
+    def test_a_queue_and_a_store_are_not_both_given(self, tmp_path: Path) -> None:
+        """load_policy refuses a queue and a store together."""
+        from ask_permissions import SqliteStore
+
+        with pytest.raises(ValueError, match="a queue or a store"):
+            load_policy(POLICY_FILE, queue=ApprovalQueue(), store=SqliteStore(str(tmp_path / "a.db")))
+
+
 class TestServerName:
     """--name decides calls as mcp__<server>__<tool>."""
 

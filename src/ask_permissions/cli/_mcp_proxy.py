@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import shlex
 from typing import Any, Final
 
+from ask_permissions.queue._open import open_store
+from ask_permissions.queue._store import DEFAULT_SESSION
 from ask_permissions.settings._policy_file import load_policy
 
 __all__ = ["add_mcp_proxy_parser", "run_mcp_proxy"]
@@ -36,6 +39,15 @@ def add_mcp_proxy_parser(commands: Any) -> None:
     )
     proxy.add_argument("--audit", metavar="FILE", help="append one JSON line per decision to FILE")
     proxy.add_argument(
+        "--store",
+        metavar="URL",
+        help="keep pending calls in this store (sqlite:///path.db or postgresql://...), so that a person can "
+        "approve them with `ask-permissions approvals approve ID --store URL`",
+    )
+    proxy.add_argument(
+        "--session", metavar="S", default=DEFAULT_SESSION, help="the store's session (default: default)"
+    )
+    proxy.add_argument(
         "upstream", nargs=argparse.REMAINDER, metavar="-- COMMAND [ARGS...]", help="the upstream MCP server"
     )
 
@@ -60,9 +72,17 @@ def run_mcp_proxy(options: argparse.Namespace) -> int:
         raise ValueError(str(error)) from error
 
     audit = None if options.audit is None else AuditLog(options.audit)
-    policy = load_policy(options.policy, on_decision=audit)
+    store = None if options.store is None else open_store(options.store)
+    hint = None
+    if options.store is not None:
+        hint = f"ask-permissions approvals approve {{action_id}} --store {shlex.quote(options.store)}"
+        if options.session != DEFAULT_SESSION:
+            hint += f" --session {shlex.quote(options.session)}"
     try:
-        asyncio.run(run_stdio_proxy(policy, command, server_name=options.name, audit=audit))
+        policy = load_policy(options.policy, on_decision=audit, store=store, session=options.session)
+        asyncio.run(
+            run_stdio_proxy(policy, command, server_name=options.name, audit=audit, approve_hint=hint)
+        )
     except ValueError:
         raise
     except Exception as error:  # the upstream did not start, or went away: say so on one line
@@ -73,6 +93,9 @@ def run_mcp_proxy(options: argparse.Namespace) -> int:
             else str(cause) or type(cause).__name__
         )
         raise ValueError(f"mcp-proxy: the upstream server {command[0]!r} failed: {detail}") from error
+    finally:
+        if store is not None:
+            store.close()
     return 0
 
 

@@ -157,8 +157,12 @@ class PermissionProxy:
         server_name: str | None = None,
         audit: AuditLog | None = None,
         on_project_grant: ProjectGrantHook | None = None,
+        approve_hint: str | None = None,
     ) -> None:
         _check_server_name(server_name)
+        if approve_hint is not None and not isinstance(approve_hint, str):
+            raise TypeError(f"approve_hint: expected a string or None; got {preview(approve_hint)}")
+        self._approve_hint = approve_hint
         self._policy = require_policy(policy, "PermissionProxy")
         self._on_project_grant = require_hook(on_project_grant, "PermissionProxy")
         self._upstream = upstream
@@ -219,6 +223,10 @@ class PermissionProxy:
                 f"{outcome.reason or pending_reason(name)}: action {outcome.action.id} waits for a person's "
                 "approval; make the same call again once it is approved"
             )
+            if self._approve_hint is not None:
+                text += (
+                    f" (a person approves it with: {self._approve_hint.format(action_id=outcome.action.id)})"
+                )
             return self._answer(record, report, _error(text))
         self._release(name, decided_arguments)
         if not outcome.runs:
@@ -375,10 +383,12 @@ async def run_stdio_proxy(
     server_name: str | None = None,
     audit: AuditLog | None = None,
     env: dict[str, str] | None = None,
+    approve_hint: str | None = None,
 ) -> None:
     """Start the upstream server ``command`` over stdio and serve the proxy on stdin/stdout until EOF.
 
-    The upstream gets this process's environment (``env`` replaces it).
+    The upstream gets this process's environment (``env`` replaces it). ``approve_hint`` is how a person
+    approves a held call (``{action_id}`` is filled in), told to the client with the call's error.
 
     Raises:
         ValueError: ``command`` is empty, or ``server_name`` is not a valid name.
@@ -393,6 +403,8 @@ async def run_stdio_proxy(
     upstream_params = StdioServerParameters(command=command[0], args=list(command[1:]), env=environment)
     async with stdio_client(upstream_params) as (read, write), ClientSession(read, write) as upstream:
         await upstream.initialize()
-        proxy = PermissionProxy(policy, upstream, server_name=server_name, audit=audit)
+        proxy = PermissionProxy(
+            policy, upstream, server_name=server_name, audit=audit, approve_hint=approve_hint
+        )
         async with stdio_server() as (client_read, client_write):
             await proxy.run(client_read, client_write)

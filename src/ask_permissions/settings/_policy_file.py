@@ -16,6 +16,7 @@ from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
 from ask_permissions.queue._grants import SessionPermissionGrants
 from ask_permissions.queue._queue import ApprovalQueue
+from ask_permissions.queue._store import DEFAULT_SESSION, ApprovalStore
 from ask_permissions.rules._patterns import ToolPattern, decode_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
@@ -62,6 +63,8 @@ def load_policy(
     on_decision: Callable[[DecisionRecord], object] | None = None,
     clock: Clock | None = None,
     interactive: bool = True,
+    store: ApprovalStore | None = None,
+    session: str = DEFAULT_SESSION,
 ) -> ApprovalPolicy:
     """Build an ``ApprovalPolicy`` from a policy file or its parsed data.
 
@@ -83,6 +86,9 @@ def load_policy(
         project_grants: the host's project grants collaborator (anything with ``is_granted``).
         on_decision, clock, interactive: passed to ``ApprovalPolicy`` as they are (what a host wires,
             not what a file configures).
+        store, session: keep the queue and the session grants in this store's session (an ``open_store``
+            URL's, say), so that other processes see the same pending actions; the file's ``auto_approve``
+            configures that queue, and its ``session_grants`` are granted in the session.
 
     Raises:
         OSError: the file cannot be read.
@@ -91,9 +97,12 @@ def load_policy(
             ``rules.rules[2].tool_pattern.flags``. That includes an integer past Python's digit limit, a
             value nested too deeply to read, and a regex whose warning the host's warning filters turn
             into an error (``python -W error``).
-        ValueError: ``queue`` is given and the file sets ``auto_approve`` too (configure one or the other).
+        ValueError: ``queue`` is given and the file sets ``auto_approve`` too (configure one or the other), or
+            ``queue`` and ``store`` are both given.
         TypeError: ``source`` is neither a path nor a mapping.
     """
+    if queue is not None and store is not None:
+        raise ValueError("load_policy: give a queue or a store for one, not both")
     if isinstance(source, Mapping):
         data: object = source
         where = ""
@@ -106,6 +115,8 @@ def load_policy(
                 data,
                 queue,
                 base_dir=os.path.dirname(os.path.abspath(where)) if where else None,
+                store=store,
+                session=session,
                 project_grants=project_grants,
                 on_decision=on_decision,
                 clock=clock,
@@ -168,7 +179,15 @@ def _regex_pattern_objects(data: object) -> Iterator[tuple[str, Mapping[str, obj
             stack.extend((child(path, index), item) for index, item in reversed(list(enumerate(value))))
 
 
-def _build(data: object, queue: ApprovalQueue | None, *, base_dir: str | None, **host: Any) -> ApprovalPolicy:
+def _build(
+    data: object,
+    queue: ApprovalQueue | None,
+    *,
+    base_dir: str | None,
+    store: ApprovalStore | None,
+    session: str,
+    **host: Any,
+) -> ApprovalPolicy:
     """Validate everything first, then build: a bad field never leaves half a policy behind."""
     config = read_mapping(data, "", required=("version",), optional=_KEYS)
     read_version(config, "")
@@ -183,12 +202,16 @@ def _build(data: object, queue: ApprovalQueue | None, *, base_dir: str | None, *
     if text_rules is not None:
         rules = text_rules if rules is None else _text_rules_first(text_rules, rules)
     auto_approve = _optional(config, "auto_approve", _read_auto_approve) or {}
-    session_grants = _optional(config, "session_grants", _read_grants) or SessionPermissionGrants()
+    granted = _optional(config, "session_grants", _read_grants)
     hooks = _optional(
         config, "hooks", lambda value, path: Hooks.from_config(value, path=path, base_dir=base_dir)
     )
+    # Everything is read and checked: only now is anything created (or written to a store).
+    session_grants = SessionPermissionGrants(
+        () if granted is None else granted.granted_tools, store=store, session=session
+    )
     if queue is None:
-        queue = ApprovalQueue(auto_approve=auto_approve)
+        queue = ApprovalQueue(auto_approve=auto_approve, store=store, session=session)
     elif auto_approve:
         raise ValueError(
             f"queue: the policy file sets auto_approve (for {sorted(auto_approve)!r}), and a queue was "
