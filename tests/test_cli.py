@@ -574,3 +574,43 @@ class TestDemo:
         with pytest.raises(SystemExit) as exited:
             target()
         assert exited.value.code == 2
+
+
+class TestCheckProject:
+    """check on a project directory decides with a LayeredPolicy over its settings files."""
+
+    def _project(self, tmp_path: Path) -> Path:
+        (tmp_path / ".agent").mkdir()
+        (tmp_path / ".agent" / "settings.json").write_text(
+            json.dumps({"permissions": {"allow": ["Bash(git status)"], "deny": ["Bash(rm *)"]}}),
+            encoding="utf-8",
+        )
+        return tmp_path
+
+    def test_a_deny_names_its_rule_and_source(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A compound command with a denied part is blocked by the project's rule, exit 4."""
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        project = self._project(tmp_path)
+        status, out, _ = in_process(
+            capsys, "check", str(project), "Bash", '{"command": "git status && rm -rf x"}'
+        )
+        assert status == 4
+        assert out.splitlines()[:3] == [
+            "outcome: block",
+            "layer:   deny_rule",
+            "rule:    deny Bash(rm *) (project settings)",
+        ]
+
+    def test_a_safety_check_asks(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A write into .git/ waits for a person, exit 3, with the safety check's reason."""
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        project = self._project(tmp_path)
+        arguments = json.dumps({"file_path": str(project / ".git" / "config")})
+        status, out, _ = in_process(capsys, "check", str(project), "Edit", arguments)
+        assert status == 3
+        assert "layer:   safety_check" in out.splitlines()
+        assert "reason:  Writing to ./.git/config touches .git/" in out

@@ -11,11 +11,14 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.policy._layered import LayeredPolicy
+from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.rules._command import CommandPattern, command_readings
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
 from ask_permissions.settings._policy_file import load_policy
-from ask_permissions.typing import RuleSetLayer
+from ask_permissions.settings._settings import PermissionSettings
+from ask_permissions.typing import PolicyLike, RuleSetLayer
 
 from ._approvals import add_parser as add_approvals_parser
 from ._approvals import run_approvals
@@ -97,7 +100,12 @@ def _parser() -> argparse.ArgumentParser:
         description="Dry-run one tool call (policy.evaluate): nothing is queued.",
         epilog=_EXIT_STATUSES,
     )
-    check.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
+    check.add_argument(
+        "policy",
+        metavar="POLICY",
+        help="policy file (.toml for TOML, JSON otherwise), or a project directory: its .agent settings "
+        "files (and the user's ~/.agent/settings.json) decide, as a LayeredPolicy",
+    )
     check.add_argument("tool", metavar="TOOL", help="the tool's name")
     check.add_argument("args_json", metavar="ARGS_JSON", nargs="?", help="the call's arguments, as JSON")
     check.add_argument("--json", action="store_true", help="print the decision record as JSON")
@@ -180,7 +188,7 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
             raise ValueError(f"ARGS_JSON is not valid JSON ({error}): {args_json!r}") from None
         except RecursionError:
             raise ValueError("ARGS_JSON is nested too deeply to read") from None
-    policy = load_policy(path)
+    policy: PolicyLike = _layered_policy(path) if os.path.isdir(path) else load_policy(path)
     record = policy.evaluate(ToolCall(tool, arguments))
     # A dry run queues nothing, so nothing waits ahead of this call: the queue would approve it at once.
     by_queue = (
@@ -192,17 +200,20 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
     if as_json:
         print(json.dumps(record.to_dict(), indent=2, ensure_ascii=False))
         return status
+    rules = getattr(policy, "rules", None)
     rule = record.rule
     if rule is None:
         matched = "(no rule matched)"
     else:
-        layer = rule.layer if isinstance(policy.rules, PermissionRuleSet) else None
+        layer = rule.layer if isinstance(rules, PermissionRuleSet) else None
         described = (
             f"{rule.declared_decision} {rule.text}"
             if rule.text is not None
             else describe_patterns(rule.declared_decision, rule.tool_pattern, rule.argument_pattern)
         )
         matched = f"{rule_label(layer, rule.index)}: {described}"
+        if record.source is not None:
+            matched = f"{described} ({record.source} settings)"
         if rule.effective_decision != rule.declared_decision:
             matched += f" (applied as {rule.effective_decision}: the dangerous-tool guard)"
     if by_queue:
@@ -213,9 +224,15 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
     print(f"layer:   {record.layer}")
     print(f"rule:    {matched}")
     print(f"reason:  {record.reason or '(none)'}")
-    for line in _subcommand_lines(policy.rules, tool, arguments):
+    for line in _subcommand_lines(rules, tool, arguments):
         print(line)
     return status
+
+
+def _layered_policy(project: str) -> PolicyLike:
+    """A layered policy over a project's settings files (and the user's, as the agent would read them)."""
+    settings = PermissionSettings.load(project_dir=project)
+    return LayeredPolicy(queue=ApprovalQueue(), settings=settings)
 
 
 def _subcommand_lines(rules: object, tool: str, arguments: object) -> list[str]:
