@@ -25,13 +25,18 @@ from ask_permissions import (
     DecisionRecord,
     Hooks,
     InvalidSnapshotError,
+    LayeredPolicy,
     PermissionRules,
+    PermissionSettings,
     ToolCall,
     load_policy,
 )
-from ask_permissions.policy._command_hooks import MAX_HOOK_OUTPUT_BYTES, MAX_TOOL_INPUT_BYTES
+from ask_permissions.policy._command_hooks import MAX_HOOK_OUTPUT_BYTES, MAX_TOOL_INPUT_BYTES, read_matcher
 from ask_permissions.policy._hooks import read_hooks
 
+from .shell_corpus import ALLOWED_SPECIFIERS
+from .shell_corpus import BENIGN as BENIGN_SHELL
+from .shell_corpus import HOSTILE as HOSTILE_SHELL
 from .threads import run_threads
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="command hooks run POSIX programs")
@@ -57,6 +62,9 @@ def _failed(command: str, detail: str) -> dict[str, str]:
 
 
 BASH_RM = ToolCall("bash", {"command": "rm -rf build"}, "call-1")
+
+# The matcher the shell corpus is written against: a hook for exactly the commands its policy allows.
+CORPUS_MATCHER = read_matcher("|".join(f"Bash({specifier})" for specifier in ALLOWED_SPECIFIERS))
 
 
 # -- configuration ---------------------------------------------------------------------------------------
@@ -117,11 +125,17 @@ BAD_CONFIGS = [
         {"type": "command", "command": "x", "timeout": True}, "timeout", "number of seconds", "timeout-bool"
     ),
     _bad_hook({"type": "command", "command": "x", "shell": "yes"}, "shell", "true or false", "shell-text"),
-    _bad_matcher("Bash(git *)", "not supported yet", "rule-text"),
-    _bad_matcher("mcp__server__*", "not supported yet", "mcp-glob"),
-    _bad_matcher("mcp__.*", "not supported yet", "regex"),
+    _bad_matcher("mcp__.*", "not a regex", "regex-mcp"),
+    _bad_matcher("Edit.*", "not a regex", "regex-dot-star"),
+    _bad_matcher("^Bash$", "not a regex", "regex-anchors"),
+    _bad_matcher("Bash|Edit[12]", "not a regex", "regex-class"),
+    _bad_matcher("Write?", "not a regex", "regex-question"),
+    _bad_matcher("Bash(git *", "without a closing", "unbalanced"),
+    _bad_matcher("custom(x y)", "no known kind", "specifier-of-unknown-kind"),
+    _bad_matcher("Bash()", "empty specifier", "empty-specifier"),
     _bad_matcher("Edit||Write", "none empty", "empty-name"),
-    _bad_matcher(5, "a tool name", "number"),
+    _bad_matcher("Bash(git *)|", "none empty", "trailing-bar"),
+    _bad_matcher(5, "a rule text", "number"),
 ]
 
 
@@ -191,8 +205,11 @@ class TestConfiguration:
             CommandHook("x", timeout="5")  # type: ignore[arg-type]
         with pytest.raises(TypeError, match="command: expected a command string"):
             CommandHook(["x"], shell=True)
-        with pytest.raises(ValueError, match="not supported yet"):
-            CommandHook("x", matcher="Bash(git *)")
+        with pytest.raises(ValueError, match="not a regex"):
+            CommandHook("x", matcher="mcp__.*")
+        with pytest.raises(ValueError, match="no known kind"):
+            CommandHook("x", matcher="deploy(prod)")
+        assert CommandHook("x", matcher="deploy(prod)", kinds={"deploy": "shell:target"}).matches("deploy")
         assert CommandHook(["my guard", "--strict"]).hook_id == "'my guard' --strict"
 
     def test_a_configuration_mapping_is_not_a_list_of_hooks(self) -> None:
@@ -212,11 +229,22 @@ MATCHER_CASES = [
     pytest.param("Edit|Write", "Write", True, id="alternative"),
     pytest.param("Edit | Write", "Edit", True, id="alternative-spaced"),
     pytest.param("Edit|Write", "Read", False, id="no-alternative"),
+    pytest.param("mcp__github", "mcp__github__create_issue", True, id="mcp-server"),
+    pytest.param("mcp__github", "mcp__github", False, id="mcp-server-is-its-tools"),
+    pytest.param("mcp__github", "mcp__githubx__create_issue", False, id="mcp-other-server"),
+    pytest.param("mcp__github__*", "mcp__github__list", True, id="mcp-server-star"),
+    pytest.param("mcp__*", "mcp__any__tool", True, id="mcp-every-server"),
+    pytest.param("mcp__*", "bash", False, id="mcp-every-server-not-bash"),
+    pytest.param("Bash(git *)", "Bash", True, id="specifier-names-its-tool"),
+    pytest.param("Bash(git *)", "bash", True, id="specifier-tool-folded"),
+    pytest.param("Bash(git *)", "Read", False, id="specifier-other-tool"),
+    pytest.param("Bash(grep 'a|b' *)|Read", "Read", True, id="bar-inside-a-specifier"),
+    pytest.param("Bash(grep 'a|b' *)|Read", "b' *)", False, id="bar-inside-a-specifier-not-split"),
 ]
 
 
 class TestMatchers:
-    """A matcher is a tool name, "A|B" or "*"; names compare folded, as deny rules compare them."""
+    """A matcher is rule text, "A|B" or "*"; names compare folded, as deny rules compare them."""
 
     @pytest.mark.parametrize(("matcher", "tool", "expected"), MATCHER_CASES)
     def test_which_tools_a_hook_runs_for(self, matcher: str | None, tool: str, expected: bool) -> None:
@@ -234,6 +262,126 @@ class TestMatchers:
         assert not ran.exists()
         assert policy.before_tool_call(ToolCall("bash", {"command": "ls"})) == {"action": "proceed"}
         assert ran.read_text() == "x\n"
+
+
+class TestRuleTextMatchers:
+    """A matcher with a specifier: the hook runs for every call a deny rule of the text covers, and its
+    allow counts only for calls an allow rule of the text (or, sub-command by sub-command, of its texts)
+    covers."""
+
+    def test_the_hook_runs_for_the_calls_a_deny_rule_would_cover(self, tmp_path: Path) -> None:
+        """Any part of a compound command, and a command that cannot be read, runs the guard."""
+        ran = tmp_path / "ran"
+        body = f"cat >> {shlex.quote(str(ran))}; echo >> {shlex.quote(str(ran))}\nexit 0\n"
+        hook = CommandHook(_script(tmp_path, "mark.sh", body), matcher="Bash(git push *)")
+        policy, _ = _policy(hook)
+        commands = {
+            "git push origin": True,
+            "ls": False,
+            "git status": False,
+            "ls; git push --force": True,
+            "echo $(git push -f)": True,
+            "GIT push x": True,  # deny rules fold the command name
+            "sudo git push x": True,
+            "bash -c 'git push x'": True,
+            'git push "x': True,  # not fully read: a guard must see it
+        }
+        for command in commands:
+            policy.before_tool_call(ToolCall("Bash", {"command": command}))
+        seen = [json.loads(line)["arguments"]["command"] for line in ran.read_text().splitlines()]
+        assert seen == [command for command, runs in commands.items() if runs]
+
+    @pytest.mark.parametrize(("name", "command"), HOSTILE_SHELL, ids=[name for name, _ in HOSTILE_SHELL])
+    def test_an_allow_never_stands_for_a_hostile_command(self, name: str, command: str) -> None:
+        """A hook for the allowed commands cannot allow what an allow rule of its texts would refuse."""
+        call = ToolCall("Bash", {"command": command})
+        assert not CORPUS_MATCHER.lets_allow(call), command
+
+    @pytest.mark.parametrize(("name", "command"), BENIGN_SHELL, ids=[name for name, _ in BENIGN_SHELL])
+    def test_an_allow_stands_for_a_covered_command(self, name: str, command: str) -> None:
+        """What the allow rules allow, one rule or one per sub-command, the hook may allow."""
+        call = ToolCall("Bash", {"command": command})
+        assert CORPUS_MATCHER.applies(call)
+        assert CORPUS_MATCHER.lets_allow(call), command
+
+    def test_an_allow_beyond_the_matcher_leaves_the_rules_to_decide(
+        self, tmp_path: Path, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """The hook runs for `git status; rm -rf ~`, but its allow passes: the call is still asked about."""
+        hook = CommandHook(_script(tmp_path, "allow.sh", _prints({"action": "allow"})), matcher="Bash(git *)")
+        policy, records = _policy(hook, require_approval="Bash")
+        assert policy.before_tool_call(ToolCall("Bash", {"command": "git status"})) == {"action": "proceed"}
+        with caplog.at_level(logging.INFO, logger="ask_permissions.hooks"):
+            outcome = policy.before_tool_call(ToolCall("Bash", {"command": "git status; rm -rf ~"}, "c-2"))
+        assert outcome["action"] == "pending"
+        assert [record.layer for record in records] == ["hook", "approval_required"]
+        assert "does not wholly cover" in caplog.text
+
+    def test_a_block_stands_wherever_the_hook_runs_and_a_rewrite_only_where_it_covers(
+        self, tmp_path: Path
+    ) -> None:
+        """A block for a compound command stands; a rewrite, like an allow, passes beyond the matcher."""
+        deny = CommandHook(
+            _script(tmp_path, "deny.sh", "echo 'no pushes' >&2\nexit 2\n"), matcher="Bash(git push *)"
+        )
+        policy, _ = _policy(deny)
+        assert policy.before_tool_call(ToolCall("Bash", {"command": "ls && git push x"})) == {
+            "action": "block",
+            "reason": "no pushes",
+        }
+        rewrite = CommandHook(
+            _script(
+                tmp_path, "rewrite.sh", _prints({"action": "allow", "arguments": {"command": "git log"}})
+            ),
+            matcher="Bash(git *)",
+        )
+        policy, _ = _policy(rewrite, require_approval="Bash")
+        assert policy.before_tool_call(ToolCall("Bash", {"command": "git st; curl x"}, "c-1"))["action"] == (
+            "pending"
+        )
+
+    def test_path_specifiers_in_a_settings_file_read_from_the_project(self, tmp_path: Path) -> None:
+        """A project settings file's `Write(/secrets/**)` matcher covers the project's secrets folder only."""
+        agent = tmp_path / ".agent"
+        agent.mkdir()
+        script = _script(agent, "no-secrets.sh", "echo 'secrets are read-only' >&2\nexit 2\n")
+        hooks = {
+            "PreToolUse": [
+                {"matcher": "Write(/secrets/**)", "hooks": [{"type": "command", "command": script}]}
+            ]
+        }
+        (agent / "settings.json").write_text(json.dumps({"hooks": hooks}))
+        policy = LayeredPolicy(
+            queue=ApprovalQueue(),
+            settings=PermissionSettings.load(project_dir=tmp_path, user_dir=tmp_path / "user"),
+            mode="acceptEdits",
+        )
+        secret = ToolCall("Write", {"file_path": str(tmp_path / "secrets" / "key"), "content": "x"})
+        other = ToolCall("Write", {"file_path": str(tmp_path / "src" / "key"), "content": "x"})
+        assert policy.before_tool_call(secret) == {"action": "block", "reason": "secrets are read-only"}
+        assert policy.before_tool_call(other) == {"action": "proceed"}
+
+    def test_a_policy_file_reads_matchers_with_its_kinds(self, tmp_path: Path) -> None:
+        """`permission_kind` declares how a tool's specifiers read, for rules and hook matchers alike."""
+        script = _script(tmp_path, "no-prod.sh", "echo 'not prod' >&2\nexit 2\n")
+        policy_file = tmp_path / "policy.toml"
+        policy_file.write_text(
+            "version = 1\n"
+            'require_approval = ["deploy"]\n'
+            "[tools.deploy]\n"
+            'permission_kind = "shell:target"\n'
+            "[[hooks.PreToolUse]]\n"
+            'matcher = "deploy(prod *)"\n'
+            f'hooks = [{{ type = "command", command = {json.dumps(script)} }}]\n'
+        )
+        policy = load_policy(policy_file)
+        assert policy.before_tool_call(ToolCall("deploy", {"target": "prod eu"})) == {
+            "action": "block",
+            "reason": "not prod",
+        }
+        assert (
+            policy.before_tool_call(ToolCall("deploy", {"target": "staging"}, "d-2"))["action"] == "pending"
+        )
 
 
 # -- answers ---------------------------------------------------------------------------------------------

@@ -331,8 +331,8 @@ class CommandHookConfig(TypedDict):
 
 
 class HookMatcherConfig(TypedDict):
-    """The hooks for some tools: ``matcher`` is a tool name, ``"A|B"``, or ``"*"`` (or empty, or absent) for
-    every tool."""
+    """The hooks for some calls: ``matcher`` is a rule text (``"Bash"``, ``"Bash(git *)"``,
+    ``"mcp__github"``), several joined by ``"|"``, or ``"*"`` (or empty, or absent) for every call."""
 
     matcher: NotRequired[str | None]
     hooks: list[CommandHookConfig]

@@ -16,14 +16,16 @@ import os
 import re
 import shlex
 import signal
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, final
+from typing import Final, Literal, final
 
 from ask_permissions._errors import preview
 from ask_permissions._json_text import escape_surrogates, write_json
 from ask_permissions._names import fold_tool_name
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._command import CommandPattern, compound_allow
+from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text, read_kinds
 
 from ._checks import PermissionCheck
 from ._process import Ended, run_bounded
@@ -68,9 +70,10 @@ _SHELL: Final = "/bin/sh"
 _VARIABLE: Final = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 _TOOL_INPUT: Final = "TOOL_INPUT"
 _TOOL_INPUT_WORD: Final = re.compile(r"\$(?:\{TOOL_INPUT\}|TOOL_INPUT(?![A-Za-z0-9_]))")
-# Characters a tool name in a matcher never needs, which rule text ("Bash(git *)", "mcp__server__*") and
-# regexes ("mcp__.*") use.
-_RULE_TEXT: Final = re.compile(r"[()*?\[\]{}^$\\]")
+# Characters of a regex that no tool name and no rule text's tool part holds: a matcher written as a regex
+# ("mcp__.*", "Edit|Write.*") is refused rather than read as a name no tool has, which would never run the
+# hook.
+_REGEX_IN_NAME: Final = re.compile(r"[?+\[\]{}^$\\]|\.\*")
 
 _logger: Final = logging.getLogger("ask_permissions.hooks")
 
@@ -81,39 +84,116 @@ _logger: Final = logging.getLogger("ask_permissions.hooks")
 @final
 @dataclass(frozen=True, slots=True)
 class _Matcher:
-    """Which tools a hook runs for: every tool, or these names (compared folded, as deny rules compare them,
-    so ``Bash`` or ``bash\u200b`` still meets a hook for ``bash``)."""
+    """Which calls a hook runs for: every call, or those of these rule texts.
+
+    Tool names compare as deny rules compare them (folded too, so ``Bash`` or ``bash\u200b`` still meets a
+    hook for ``bash``). A rule text with a specifier (``Bash(git *)``) runs the hook for every call a deny
+    rule of that text covers — any part of a compound command, any command that cannot be read — so a guard
+    misses nothing; and the hook's allow counts only for calls an allow rule of that text covers, so a hook
+    for ``git`` commands cannot allow ``git status; rm -rf ~``.
+    """
 
     text: str
-    names: frozenset[str] | None
+    rules: tuple[RuleText, ...] | None  # None: every call
 
-    def __call__(self, tool_name: str) -> bool:
-        return self.names is None or fold_tool_name(tool_name) in self.names
+    def names_tool(self, tool_name: str) -> bool:
+        return self.rules is None or any(_tool_matches(rule, tool_name) for rule in self.rules)
+
+    def applies(self, call: ToolCall) -> bool:
+        """Whether the hook runs for the call (a deny rule of one of the texts would cover it)."""
+        return self._covers(call, "deny")
+
+    def lets_allow(self, call: ToolCall) -> bool:
+        """Whether the hook's allow stands for the call: allow rules of the texts would cover it (one rule,
+        or for a compound command one rule per sub-command, as allow rules combine)."""
+        if self._covers(call, "allow"):
+            return True
+        assert self.rules is not None
+        commands = [
+            (rule, rule.argument_pattern)
+            for rule in self.rules
+            if isinstance(rule.argument_pattern, CommandPattern) and _tool_matches(rule, call.name)
+        ]
+        return bool(commands) and compound_allow(call.arguments, commands) is not None
+
+    def _covers(self, call: ToolCall, side: Literal["allow", "deny"]) -> bool:
+        if self.rules is None:
+            return True
+        return any(
+            _tool_matches(rule, call.name)
+            and (rule.argument_pattern is None or rule.argument_pattern.matches(call.arguments, side))
+            for rule in self.rules
+        )
 
 
-def read_matcher(value: object, field: str = "matcher") -> _Matcher:
-    """A matcher: ``None``, ``""`` or ``"*"`` for every tool; a tool name; ``"A|B"`` for several names.
+def _tool_matches(rule: RuleText, tool_name: str) -> bool:
+    pattern = rule.tool_pattern
+    folded = fold_tool_name(tool_name)
+    if isinstance(pattern, str):
+        return pattern == tool_name or fold_tool_name(pattern) == folded
+    return pattern.search(tool_name) is not None or pattern.search(folded) is not None
+
+
+def read_matcher(
+    value: object,
+    field: str = "matcher",
+    *,
+    kinds: Mapping[str, ToolKind] | None = None,
+    cwd: str | None = None,
+    home: str | None = None,
+) -> _Matcher:
+    """A matcher: ``None``, ``""`` or ``"*"`` for every call; a rule text (a tool name, ``Bash(git *)``,
+    ``Read(./src/**)``, ``mcp__server``); several joined by ``"|"`` (a bar inside a specifier's parentheses
+    belongs to the specifier).
+
+    Args:
+        kinds, cwd, home: how specifiers are read, as for rule text (``parse_rule_text``).
 
     Raises:
         TypeError: not a string or None.
-        ValueError: an empty name between bars, or rule text (not supported yet).
+        ValueError: an empty part between bars, a regex (matchers are rule text), or a rule text that
+            cannot be read.
     """
     if value is None:
         return _Matcher("*", None)
     if not isinstance(value, str):
-        raise TypeError(f'{field}: expected a tool name, "A|B" or "*"; got {preview(value)}')
+        raise TypeError(f'{field}: expected a rule text, "A|B" or "*"; got {preview(value)}')
     text = str.__str__(value)
     if text.strip() in ("", "*"):
         return _Matcher("*", None)
-    names = [name.strip() for name in text.split("|")]
-    if not all(names):
-        raise ValueError(f'{field}: expected tool names separated by "|", none empty; got {preview(value)}')
-    if any(_RULE_TEXT.search(name) for name in names):
-        raise ValueError(
-            f'{field}: expected a tool name, "A|B" or "*" (rule text and patterns such as "Bash(git *)" or '
-            f'"mcp__server__*" are not supported yet); got {preview(value)}'
-        )
-    return _Matcher(text, frozenset(fold_tool_name(name) for name in names))
+    parts = [part.strip() for part in _top_level_parts(text)]
+    if not all(parts):
+        raise ValueError(f'{field}: expected rule texts separated by "|", none empty; got {preview(value)}')
+    rules: list[RuleText] = []
+    for part in parts:
+        name = part.partition("(")[0]
+        if _REGEX_IN_NAME.search(name):
+            raise ValueError(
+                f"{field}: expected rule text, not a regex (write mcp__server or mcp__server__* for an MCP "
+                f'server\'s tools, "Edit|Write" for several tools); got {preview(value)}'
+            )
+        try:
+            rules.append(parse_rule_text(part, "deny", kinds=kinds, cwd=cwd, home=home))
+        except RuleTextError as error:
+            raise ValueError(f"{field}: {error}") from None
+    return _Matcher(text, tuple(rules))
+
+
+def _top_level_parts(text: str) -> list[str]:
+    """The text split at each ``|`` outside parentheses (``Bash(a | b)|Read`` is two parts)."""
+    parts: list[str] = []
+    depth = 0
+    start = 0
+    for index, character in enumerate(text):
+        if character == "(":
+            depth += 1
+        elif character == ")":
+            depth = max(depth - 1, 0)
+        elif character == "|" and depth == 0:
+            parts.append(text[start:index])
+            start = index + 1
+    parts.append(text[start:])
+    return parts
 
 
 def read_timeout(value: object, field: str = "timeout") -> float:
@@ -197,11 +277,17 @@ class CommandHook:
 
     Args:
         command: the command line (split with ``shlex.split``), or the program and its arguments as a list.
-        matcher: which tools it runs for: ``None`` or ``"*"`` every tool, a name, or ``"A|B"``.
+        matcher: which calls it runs for: ``None`` or ``"*"`` every call; a rule text (``"Bash"``,
+            ``"Bash(git *)"``, ``"mcp__github"``), or several joined by ``"|"``. With a specifier the hook
+            runs for every call a deny rule of that text covers, and its allow counts only for calls an
+            allow rule of it covers (elsewhere the allow passes, and the rules decide).
         timeout: seconds before the hook's whole process group is killed and the call blocked.
         shell: run ``command`` with ``/bin/sh -c`` (its variables, pipes and globs expand).
         base_dir: the folder a relative program path (one with a slash) is found in; by default the
             policy's working folder.
+        kinds: tool name → ``"shell"``, ``"path"`` or ``"url"`` (as for rule text), for the matcher's
+            specifiers.
+        cwd, home: the folders the matcher's path specifiers are read from (as for rule text).
 
     Raises:
         TypeError, ValueError: a bad command, matcher or timeout.
@@ -217,6 +303,9 @@ class CommandHook:
         timeout: float = DEFAULT_HOOK_TIMEOUT,
         shell: bool = False,
         base_dir: str | os.PathLike[str] | None = None,
+        kinds: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
     ) -> None:
         if not isinstance(shell, bool):
             raise TypeError(f"shell: expected true or false; got {preview(shell)}")
@@ -225,7 +314,12 @@ class CommandHook:
         self._command: Final = text
         self._argv: Final = argv
         self._name: Final = _shown(text)
-        self._matcher: Final = read_matcher(matcher)
+        self._matcher: Final = read_matcher(
+            matcher,
+            kinds=read_kinds(kinds),
+            cwd=None if cwd is None else os.fspath(cwd),
+            home=None if home is None else os.fspath(home),
+        )
         self._timeout: Final = read_timeout(timeout)
         self._shell: Final = shell
 
@@ -236,7 +330,7 @@ class CommandHook:
 
     @property
     def matcher(self) -> str:
-        """The matcher's text (``"*"`` for every tool)."""
+        """The matcher's text (``"*"`` for every call)."""
         return self._matcher.text
 
     @property
@@ -253,11 +347,29 @@ class CommandHook:
         return f"<CommandHook {self._command!r} matcher={self.matcher!r} timeout={self._timeout:g}>"
 
     def matches(self, tool_name: str) -> bool:
-        """Whether the hook runs for this tool."""
-        return self._matcher(tool_name)
+        """Whether the hook may run for this tool (its matcher's specifiers are checked by ``run``)."""
+        return self._matcher.names_tool(tool_name)
 
     def run(self, call: ToolCall, *, cwd: str, mode: str | None) -> PermissionCheck | None:
-        """Run the program for one call, and read its answer; never raises (a failure blocks the call)."""
+        """Run the program for one call its matcher applies to, and read its answer (``None`` for a call it
+        does not apply to); never raises (a failure blocks the call)."""
+        if not self._matcher.applies(call):
+            return None
+        answer = self._run(call, cwd, mode)
+        if (
+            answer is not None
+            and answer.verdict in ("allow", "modify")
+            and not self._matcher.lets_allow(call)
+        ):
+            _logger.info(
+                "PreToolUse hook %s allowed a call its matcher %s does not wholly cover; the rules decide it",
+                self._name,
+                preview(self._matcher.text),
+            )
+            return None
+        return answer
+
+    def _run(self, call: ToolCall, cwd: str, mode: str | None) -> PermissionCheck | None:
         try:
             tool_input = _tool_input(call, cwd, mode)
             data = tool_input.encode("utf-8")

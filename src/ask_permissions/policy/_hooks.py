@@ -17,6 +17,7 @@ from typing import Final, TypeVar, final
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, guard_reading, read_bool, read_list, read_mapping
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._text import ToolKind, read_kinds
 from ask_permissions.typing import HookFunction, PreToolUseHook
 
 from ._checks import Check, PermissionCheck, run_checks
@@ -72,27 +73,42 @@ class Hooks:
 
     @classmethod
     def from_config(
-        cls, data: object, *, path: str = "hooks", base_dir: str | os.PathLike[str] | None = None
+        cls,
+        data: object,
+        *,
+        path: str = "hooks",
+        base_dir: str | os.PathLike[str] | None = None,
+        kinds: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        home: str | os.PathLike[str] | None = None,
     ) -> Hooks:
         """The hooks of a configuration: ``{"PreToolUse": [{"matcher": ..., "hooks": [...]}]}``.
 
-        Each group's ``matcher`` is a tool name, ``"A|B"`` for several, or ``"*"`` (or empty, or left out)
-        for every tool; each of its ``hooks`` is ``{"type": "command", "command": "...", "timeout":
-        seconds, "shell": false}`` (``timeout`` and ``shell`` optional), run in order. Read strictly, as
-        snapshots are: ``null`` is a key left out.
+        Each group's ``matcher`` is a rule text (``"Bash"``, ``"Bash(git *)"``, ``"mcp__github"``), several
+        joined by ``"|"``, or ``"*"`` (or empty, or left out) for every call; each of its ``hooks`` is
+        ``{"type": "command", "command": "...", "timeout": seconds, "shell": false}`` (``timeout`` and
+        ``shell`` optional), run in order. Read strictly, as snapshots are: ``null`` is a key left out.
 
         Args:
             data: the parsed configuration.
             path: where it sits in its file, for errors (``hooks.PreToolUse[0].hooks[1].timeout``).
             base_dir: the folder relative program paths are found in (a policy file's own folder).
+            kinds: tool name → ``"shell"``, ``"path"`` or ``"url"``, for the matchers' specifiers.
+            cwd, home: the folders the matchers' path specifiers are read from (as for rule text).
 
         Raises:
-            InvalidSnapshotError: an unknown key, event or hook type, a bad matcher (rule text is not
-                supported yet), an empty or unsplittable command, or a timeout that is not a number of
-                seconds in (0, 600]; the message and ``path`` name the field.
+            InvalidSnapshotError: an unknown key, event or hook type, a bad matcher (a regex, or rule
+                text that cannot be read), an empty or unsplittable command, or a timeout that is not a
+                number of seconds in (0, 600]; the message and ``path`` name the field.
         """
         folder = None if base_dir is None else os.fspath(base_dir)
-        return guard_reading(lambda: cls(_read_config(data, path, folder)), data, path)
+        matching = _Matching(
+            dict(kinds or {}),
+            read_kinds(kinds),
+            None if cwd is None else os.fspath(cwd),
+            None if home is None else os.fspath(home),
+        )
+        return guard_reading(lambda: cls(_read_config(data, path, folder, matching)), data, path)
 
     def __bool__(self) -> bool:
         return bool(self._hooks)
@@ -147,7 +163,22 @@ def read_hooks(hooks: object) -> Hooks:
     return Hooks(read)
 
 
-def _read_config(data: object, path: str, base_dir: str | None) -> list[PreToolUseHook]:
+@final
+@dataclass(frozen=True, slots=True)
+class _Matching:
+    """How a configuration's matchers read their specifiers."""
+
+    given_kinds: Mapping[str, str]
+    kinds: Mapping[str, ToolKind]
+    cwd: str | None
+    home: str | None
+
+    def read(self, value: object, path: str) -> str:
+        """The matcher's text, once it has been read (and found good)."""
+        return read_matcher(value, path, kinds=self.kinds, cwd=self.cwd, home=self.home).text
+
+
+def _read_config(data: object, path: str, base_dir: str | None, matching: _Matching) -> list[PreToolUseHook]:
     config = read_mapping(data, path, optional=HOOK_EVENTS)
     events_path = child(path, "PreToolUse")
     groups = config.get("PreToolUse")
@@ -156,14 +187,16 @@ def _read_config(data: object, path: str, base_dir: str | None) -> list[PreToolU
         group_path = child(events_path, position)
         entry = read_mapping(group, group_path, required=("hooks",), optional=("matcher",))
         matcher_path = child(group_path, "matcher")
-        matcher = _field(read_matcher, entry.get("matcher"), matcher_path).text
+        matcher = _field(matching.read, entry.get("matcher"), matcher_path)
         hooks_path = child(group_path, "hooks")
         for index, hook in enumerate(read_list(entry["hooks"], hooks_path)):
-            hooks.append(_read_command_hook(hook, child(hooks_path, index), matcher, base_dir))
+            hooks.append(_read_command_hook(hook, child(hooks_path, index), matcher, base_dir, matching))
     return hooks
 
 
-def _read_command_hook(value: object, path: str, matcher: str, base_dir: str | None) -> CommandHook:
+def _read_command_hook(
+    value: object, path: str, matcher: str, base_dir: str | None, matching: _Matching
+) -> CommandHook:
     spec = read_mapping(value, path, required=("type", "command"), optional=("timeout", "shell"))
     kind = spec["type"]
     if not isinstance(kind, str) or str.__str__(kind) not in HOOK_TYPES:
@@ -181,7 +214,16 @@ def _read_command_hook(value: object, path: str, matcher: str, base_dir: str | N
         if timeout_value is None
         else _field(read_timeout, timeout_value, child(path, "timeout"))
     )
-    return CommandHook(command, matcher=matcher, timeout=timeout, shell=shell, base_dir=base_dir)
+    return CommandHook(
+        command,
+        matcher=matcher,
+        timeout=timeout,
+        shell=shell,
+        base_dir=base_dir,
+        kinds=matching.given_kinds,
+        cwd=matching.cwd,
+        home=matching.home,
+    )
 
 
 def _field(read: Callable[[object, str], _T], value: object, path: str) -> _T:

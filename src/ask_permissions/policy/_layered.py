@@ -537,7 +537,7 @@ class LayeredPolicy(Engine[_Call]):
             exit_tool=exit_tool,
             grants=session_grants,
             home=home,
-            hooks=_settings_hooks(sources, own_hooks),
+            hooks=_settings_hooks(sources, own_hooks, read, home),
             interactive=interactive,
             kinds=read,
             mode=chosen,
@@ -640,7 +640,7 @@ class LayeredPolicy(Engine[_Call]):
             if self._state.version != version:
                 self._state = self._state.with_changes(
                     rules=LayeredRules(sources, kinds=self._state.kinds, home=self._state.home),
-                    hooks=_settings_hooks(sources, self._own_hooks),
+                    hooks=_settings_hooks(sources, self._own_hooks, self._state.kinds, self._state.home),
                     version=version,
                 )
             return self._state
@@ -672,13 +672,24 @@ class LayeredPolicy(Engine[_Call]):
         return None
 
 
-def _settings_hooks(sources: Iterable[Any], own: Hooks) -> Hooks:
-    """The hooks of every settings source (highest first), then the host's own."""
+def _settings_hooks(sources: Iterable[Any], own: Hooks, kinds: Mapping[str, ToolKind], home: str) -> Hooks:
+    """The hooks of every settings source (highest first), then the host's own. A matcher's path specifiers
+    are read as the source's rules are, from the source's anchor."""
     collected: list[Any] = []
+    written_kinds = {name: kind.text for name, kind in kinds.items()}
     for source in sources:
         if source.hooks:
             base = os.path.dirname(source.path) if source.path else source.anchor
-            collected.extend(Hooks.from_config(source.hooks, path="hooks", base_dir=base))
+            collected.extend(
+                Hooks.from_config(
+                    source.hooks,
+                    path="hooks",
+                    base_dir=base,
+                    kinds=written_kinds,
+                    cwd=source.anchor,
+                    home=home,
+                )
+            )
     collected.extend(own)
     return Hooks(collected)
 

@@ -49,6 +49,11 @@ class ToolKind:
     kind: Kind
     key: str | None = None
 
+    @property
+    def text(self) -> str:
+        """The kind as a ``kinds`` mapping writes it: ``"shell"``, or ``"shell:script"`` with a key."""
+        return self.kind if self.key is None else f"{self.kind}:{self.key}"
+
 
 BUILTIN_KINDS: Final[Mapping[str, ToolKind]] = MappingProxyType(
     {

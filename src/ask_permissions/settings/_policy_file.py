@@ -203,9 +203,7 @@ def _build(
         rules = text_rules if rules is None else _text_rules_first(text_rules, rules)
     auto_approve = _optional(config, "auto_approve", _read_auto_approve) or {}
     granted = _optional(config, "session_grants", _read_grants)
-    hooks = _optional(
-        config, "hooks", lambda value, path: Hooks.from_config(value, path=path, base_dir=base_dir)
-    )
+    hooks = _optional(config, "hooks", lambda value, path: _read_hooks(value, path, config, kinds, base_dir))
     # Everything is read and checked: only now is anything created (or written to a store).
     session_grants = SessionPermissionGrants(
         () if granted is None else granted.granted_tools, store=store, session=session
@@ -331,15 +329,7 @@ def _read_permissions(
         field_path = child(path, field)
         entries = read_list(table.get(field, []), field_path)
         lists[field] = [read_str(text, child(field_path, index)) for index, text in enumerate(entries)]
-    directories: dict[str, str] = {}
-    for field in ("cwd", "home"):
-        if field in table:
-            directory = read_str(table[field], child(path, field), non_empty=True)
-            if field == "cwd" and not os.path.isabs(directory):
-                directory = os.path.join(base_dir or os.getcwd(), directory)  # next to the policy file
-            elif field == "home" and not os.path.isabs(directory):
-                fail(child(path, field), "an absolute path", directory)
-            directories[field] = os.path.normpath(directory)
+    directories = _permission_directories(table, path, base_dir)
     try:
         return PermissionRules.from_text(
             allow=lists["allow"],
@@ -352,6 +342,39 @@ def _read_permissions(
     except RuleTextError as error:
         where = child(path, error.where) if error.where else path
         fail(where, f"a rule ({error.problem})", error.text)
+
+
+def _permission_directories(table: Mapping[str, Any], path: str, base_dir: str | None) -> dict[str, str]:
+    """The ``permissions`` table's ``cwd`` (relative to the policy file) and ``home`` (absolute), if given."""
+    directories: dict[str, str] = {}
+    for field in ("cwd", "home"):
+        if field in table:
+            directory = read_str(table[field], child(path, field), non_empty=True)
+            if field == "cwd" and not os.path.isabs(directory):
+                directory = os.path.join(base_dir or os.getcwd(), directory)  # next to the policy file
+            elif field == "home" and not os.path.isabs(directory):
+                fail(child(path, field), "an absolute path", directory)
+            directories[field] = os.path.normpath(directory)
+    return directories
+
+
+def _read_hooks(
+    value: object, path: str, config: Mapping[str, Any], kinds: Mapping[str, str], base_dir: str | None
+) -> Hooks:
+    """The ``hooks`` table; its matchers' specifiers read as the ``permissions`` rules are (same kinds and
+    directories)."""
+    table = config.get("permissions")
+    directories = (
+        _permission_directories(table, "permissions", base_dir) if isinstance(table, Mapping) else {}
+    )
+    return Hooks.from_config(
+        value,
+        path=path,
+        base_dir=base_dir,
+        kinds=kinds,
+        cwd=directories.get("cwd"),
+        home=directories.get("home"),
+    )
 
 
 def _text_rules_first(
