@@ -553,17 +553,12 @@ class TestDemo:
         """The package's copy of the demo policy is byte-identical to examples/policy.toml."""
         assert demo_policy_bytes() == EXAMPLE.read_bytes()
 
-    def test_transcript_in_readme(self) -> None:
-        """The README's demo output is what the demo prints."""
+    def test_transcript_in_the_docs(self) -> None:
+        """The docs' demo transcript (one file, included where shown) is what the demo prints."""
         out = io.StringIO()
         assert run_demo(out) == 0
-        readme = (ROOT / "README.md").read_text(encoding="utf-8")
-        block = re.search(r"```console\n\$ ask-permissions demo\n(.*?)```", readme, re.DOTALL)
-        assert block is not None
-        assert block.group(1) == out.getvalue()
-        quick = re.search(r"```console\n(A scripted agent session.*?)\.\.\.\n```", readme, re.DOTALL)
-        assert quick is not None
-        assert out.getvalue().startswith(quick.group(1))
+        transcript = ROOT / "docs" / "includes" / "demo-transcript.txt"
+        assert transcript.read_text(encoding="utf-8") == out.getvalue()
 
     def test_console_script(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """pyproject's console script names a function that exits with main's status."""

@@ -25,6 +25,11 @@ class TestLayeredDemo:
         """The package carries a byte-identical copy of examples/agent-settings.json."""
         assert demo_settings_bytes() == EXAMPLE.read_bytes()
 
+    def test_the_docs_show_this_transcript(self) -> None:
+        """The docs' copy (one file, included where shown) is what the demo prints."""
+        shown = EXAMPLE.parent.parent / "docs" / "includes" / "demo-layered-transcript.txt"
+        assert shown.read_text(encoding="utf-8") == _transcript()
+
     def test_the_transcript_is_deterministic(self) -> None:
         """Two runs print the same text (no temporary paths, no times)."""
         first = _transcript()

@@ -62,8 +62,9 @@ __all__ = ["PermissionRequest", "PermissionToolset", "deferred_tool_results", "p
 class PermissionToolset(WrapperToolset[AgentDepsT]):
     """A toolset that asks an ``ApprovalPolicy`` before each call to a tool of the toolset it wraps.
 
+    Its first argument, ``wrapped``, is the toolset whose calls are checked (a ``FunctionToolset``, say).
+
     Args:
-        wrapped: the toolset whose calls are checked (for example a ``FunctionToolset``).
         policy: decides each call; its queue holds the calls waiting for a person.
         on_project_grant: called with an approved action whose scope is ``"project"``, so the host can
             record the grant in its own project store (the policy's own hook otherwise; without either a

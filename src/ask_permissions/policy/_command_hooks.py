@@ -147,7 +147,9 @@ def read_matcher(
     belongs to the specifier).
 
     Args:
-        kinds, cwd, home: how specifiers are read, as for rule text (``parse_rule_text``).
+        kinds: which tools are shell, path or URL tools, as for rule text (``parse_rule_text``).
+        cwd: the folder relative path specifiers are read from, as for rule text.
+        home: the folder ``~/`` names, as for rule text.
 
     Raises:
         TypeError: not a string or None.
@@ -287,7 +289,8 @@ class CommandHook:
             policy's working folder.
         kinds: tool name → ``"shell"``, ``"path"`` or ``"url"`` (as for rule text), for the matcher's
             specifiers.
-        cwd, home: the folders the matcher's path specifiers are read from (as for rule text).
+        cwd: the folder the matcher's relative path specifiers are read from (as for rule text).
+        home: the folder ``~/`` names in the matcher's path specifiers.
 
     Raises:
         TypeError, ValueError: a bad command, matcher or timeout.

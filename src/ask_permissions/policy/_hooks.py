@@ -94,7 +94,8 @@ class Hooks:
             path: where it sits in its file, for errors (``hooks.PreToolUse[0].hooks[1].timeout``).
             base_dir: the folder relative program paths are found in (a policy file's own folder).
             kinds: tool name → ``"shell"``, ``"path"`` or ``"url"``, for the matchers' specifiers.
-            cwd, home: the folders the matchers' path specifiers are read from (as for rule text).
+            cwd: the folder the matchers' relative path specifiers are read from (as for rule text).
+            home: the folder ``~/`` names in the matchers' path specifiers.
 
         Raises:
             InvalidSnapshotError: an unknown key, event or hook type, a bad matcher (a regex, or rule

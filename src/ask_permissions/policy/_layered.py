@@ -467,12 +467,18 @@ class LayeredPolicy(Engine[_Call]):
             ``destructive`` and ``check_permissions(arguments, context)``.
         cwd: the working directory (default: the settings' project directory).
         session_grants: whole-tool grants for the session (a ``SessionPermissionGrants``).
-        on_decision, clock, interactive, on_project_grant: as for ``ApprovalPolicy``.
+        on_decision: as for ``ApprovalPolicy``.
+        clock: as for ``ApprovalPolicy``.
+        interactive: as for ``ApprovalPolicy``.
+        on_project_grant: as for ``ApprovalPolicy``.
         kinds: tool name → ``"shell"``, ``"path"`` or ``"url"``, optionally ``:key`` (as for rule text).
         protected_paths: the safety checks' protected paths (``PROTECTED_PATHS`` extended, say).
-        checks, hooks: check functions and PreToolUse hooks, added to the settings' hooks.
+        checks: check functions, consulted where a tool's own check sits.
+        hooks: PreToolUse hooks, added to the settings' hooks.
         reviewer: ``auto`` mode's reviewer; ``reviewer_timeout`` bounds it (seconds).
-        max_consecutive_denials, max_total_denials: the reviewer's circuit breaker (3 and 20).
+        max_consecutive_denials: the reviewer's circuit breaker: denials in a row before a person is asked
+            again (3).
+        max_total_denials: the circuit breaker's limit on the session's denials in all (20).
         exit_tool: the tool that leaves plan mode (``exit_plan_mode``).
         on_mode_change: called with a ``ModeChange`` after the mode changed.
 

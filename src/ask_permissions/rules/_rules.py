@@ -382,7 +382,9 @@ class PermissionRules(DecisionPredicates):
         (built in: ``bash``, ``sh``, ``Bash``) count as code-executing for the dangerous-tool guard.
 
         Args:
-            allow, ask, deny: rule texts (see the README's rule language).
+            allow: allow rule texts (the forms: docs/reference/rule-text.md).
+            ask: ask rule texts.
+            deny: deny rule texts.
             cwd: the root of path specifiers (default: the working directory now); stored in each.
             home: the directory ``~/`` names (default: the user's home); stored in each.
             kinds: tool name to ``"shell"``, ``"path"`` or ``"url"``, optionally with the argument key

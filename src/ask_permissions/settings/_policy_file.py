@@ -70,7 +70,7 @@ def load_policy(
 
     The file holds ``version`` (1) and, each optional, ``mode``, ``rules`` (a ``PermissionRules`` or
     ``PermissionRuleSet`` snapshot), ``require_approval``, ``tools``, ``auto_approve`` and
-    ``session_grants`` (see the README), and ``hooks`` (``{"PreToolUse": [...]}``, read by
+    ``session_grants`` (see docs/reference/policy-file.md), and ``hooks`` (``{"PreToolUse": [...]}``, read by
     ``Hooks.from_config``; a relative program path is found in the file's own folder). The policy always
     gets a ``SessionPermissionGrants`` (empty when the file has none), so a host can grant tools as people
     answer.
@@ -84,11 +84,13 @@ def load_policy(
         queue: the queue to submit to; by default a fresh ``ApprovalQueue`` configured with the file's
             ``auto_approve``.
         project_grants: the host's project grants collaborator (anything with ``is_granted``).
-        on_decision, clock, interactive: passed to ``ApprovalPolicy`` as they are (what a host wires,
-            not what a file configures).
-        store, session: keep the queue and the session grants in this store's session (an ``open_store``
-            URL's, say), so that other processes see the same pending actions; the file's ``auto_approve``
-            configures that queue, and its ``session_grants`` are granted in the session.
+        on_decision: passed to ``ApprovalPolicy`` as it is (what a host wires, not what a file configures).
+        clock: passed to ``ApprovalPolicy`` as it is.
+        interactive: passed to ``ApprovalPolicy`` as it is.
+        store: keep the queue and the session grants in this store (an ``open_store`` URL's, say), so that
+            other processes see the same pending actions; the file's ``auto_approve`` configures that queue,
+            and its ``session_grants`` are granted in the session.
+        session: the session of ``store`` the queue and the grants belong to.
 
     Raises:
         OSError: the file cannot be read.

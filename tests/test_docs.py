@@ -1,0 +1,226 @@
+"""Every code block of the README and the documentation site is complete on its own and runs.
+
+A ``python`` block runs alone, in a fresh namespace, in a fresh working directory that holds a copy of
+``examples/`` (as a checkout does), with ``HOME`` pointing into it: no block leans on another, and none
+writes outside its own directory. A ``toml`` or ``json`` block parses. A block that imports an optional
+framework that is not installed is skipped, naming the extra; any other failing import is a broken example.
+A block that reads ``DATABASE_URL`` runs against the suite's throwaway PostgreSQL server.
+
+The example policy and the demo transcript live in one file each and are included where shown
+(``--8<-- "path"``), never copied: the pages may not contain their text.
+"""
+
+from __future__ import annotations
+
+import ast
+import importlib.util
+import json
+import re
+import shutil
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+README = ROOT / "README.md"
+INCLUDES = DOCS / "includes"
+PAGES = sorted([README, *(page for page in DOCS.rglob("*.md") if INCLUDES not in page.parents)])
+
+_FENCE = re.compile(
+    r"^(?P<indent>[ ]*)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$", re.M | re.S
+)
+_SNIPPET = re.compile(r'^[ ]*--8<-- "(?P<path>[^"]+)"[ ]*$', re.M)
+_LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
+
+# The frameworks of the optional extras, by the top-level modules an example may import.
+_EXTRAS = {
+    "langchain": "langchain",
+    "langchain_core": "langchain",
+    "langgraph": "langchain",
+    "pydantic_ai": "pydantic-ai",
+    "agents": "openai-agents",
+    "google": "adk",
+    "mcp": "mcp",
+    "psycopg": "postgres",
+}
+# An adapter module imports its framework when imported.
+_ADAPTERS = {
+    "ask_permissions.integrations.langchain": ("langchain", "langgraph"),
+    "ask_permissions.integrations.pydantic_ai": ("pydantic_ai",),
+    "ask_permissions.integrations.openai_agents": ("agents",),
+    "ask_permissions.integrations.adk": ("google",),
+    "ask_permissions.integrations.mcp_proxy": ("mcp",),
+}
+# Languages a block may be written in: run, parsed, or shown (a shell session, a transcript, a tree).
+_RUN = "python"
+_PARSED = {"toml": tomllib.loads, "json": json.loads}
+_SHOWN = {"console", "bash", "text", "sh"}
+
+
+def expand_snippets(text: str) -> str:
+    """``text`` with each ``--8<-- "path"`` line replaced by that file (a path from the repository root)."""
+    return _SNIPPET.sub(lambda match: (ROOT / match["path"]).read_text(encoding="utf-8").rstrip("\n"), text)
+
+
+def _blocks() -> list[tuple[str, str, str]]:
+    found: list[tuple[str, str, str]] = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for match in _FENCE.finditer(text):
+            line = text.count("\n", 0, match.start()) + 1
+            body = "".join(
+                row[len(match["indent"]) :] if row.startswith(match["indent"]) else row
+                for row in match["body"].splitlines(keepends=True)
+            )
+            found.append((f"{page.relative_to(ROOT)}:{line}", match["lang"], expand_snippets(body)))
+    return found
+
+
+BLOCKS = _blocks()
+PYTHON = [(where, body) for where, lang, body in BLOCKS if lang == _RUN]
+
+
+def imported_modules(code: str) -> list[str]:
+    """The modules a block imports (``import a.b`` and ``from a.b import c`` both give ``a.b``)."""
+    modules: list[str] = []
+    for node in ast.walk(ast.parse(code)):
+        if isinstance(node, ast.Import):
+            modules.extend(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module is not None and not node.level:
+            modules.append(node.module)
+    return modules
+
+
+def missing_frameworks(code: str, installed: Callable[[str], bool] | None = None) -> str | None:
+    """Which optional frameworks ``code`` imports that are not ``installed``, and how to install them."""
+    is_installed = _installed if installed is None else installed
+    by_extra: dict[str, list[str]] = {}
+    for module in imported_modules(code):
+        for name in (module.partition(".")[0], *_ADAPTERS.get(module, ())):
+            if name in _EXTRAS and not is_installed(name) and name not in by_extra.get(_EXTRAS[name], ()):
+                by_extra.setdefault(_EXTRAS[name], []).append(name)
+    if not by_extra:
+        return None
+    return "; ".join(
+        f"{', '.join(names)} (pip install 'ask-permissions[{extra}]')" for extra, names in by_extra.items()
+    )
+
+
+def _installed(module: str) -> bool:
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize(("where", "code"), PYTHON, ids=[where for where, _ in PYTHON])
+def test_python_block_runs_alone(
+    where: str, code: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> None:
+    """The block runs on its own, asserting what it shows."""
+    missing = missing_frameworks(code)
+    if missing is not None:
+        pytest.skip(f"needs {missing}, not installed")
+    shutil.copytree(ROOT / "examples", tmp_path / "examples")
+    (tmp_path / "home").mkdir()
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    if "DATABASE_URL" in code:
+        monkeypatch.setenv("DATABASE_URL", request.getfixturevalue("postgres_dsn"))
+    namespace: dict[str, object] = {"__name__": "__main__"}
+    exec(compile(code, where, "exec"), namespace)
+
+
+@pytest.mark.parametrize(
+    ("where", "lang", "body"),
+    [block for block in BLOCKS if block[1] in _PARSED],
+    ids=[where for where, lang, _ in BLOCKS if lang in _PARSED],
+)
+def test_data_block_parses(where: str, lang: str, body: str) -> None:
+    """A TOML or JSON example is valid TOML or JSON."""
+    _PARSED[lang](body)
+
+
+def test_every_block_names_a_known_language() -> None:
+    """Every block says what it is; a Python example is ``python`` (run), never an unchecked ``py``."""
+    unknown = [(where, lang) for where, lang, _ in BLOCKS if lang not in {_RUN, *_PARSED, *_SHOWN}]
+    assert unknown == []
+
+
+def test_there_are_examples() -> None:
+    """The harness finds blocks at all (it is not silently matching nothing)."""
+    assert len(PYTHON) >= 40
+    assert {Path(where.partition(":")[0]).parts[0] for where, _ in PYTHON} >= {"README.md", "docs"}
+
+
+class TestOnePlaceEach:
+    """The example policy and the demo transcript are included where shown, never copied."""
+
+    def test_the_example_policy_is_included_not_copied(self) -> None:
+        """No page holds the example policy's text; the policy-file pages include the file."""
+        first = (ROOT / "examples" / "policy.toml").read_text(encoding="utf-8").splitlines()[0]
+        texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
+        assert [page for page, text in texts.items() if first in text] == []
+        assert any('--8<-- "examples/policy.toml"' in text for text in texts.values())
+
+    def test_the_demo_transcript_is_included_not_copied(self) -> None:
+        """No page holds the transcript's opening line; a page includes the transcript file."""
+        transcript = INCLUDES / "demo-transcript.txt"
+        first = transcript.read_text(encoding="utf-8").splitlines()[0]
+        texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
+        assert [page for page, text in texts.items() if first in text] == []
+        assert any('--8<-- "docs/includes/demo-transcript.txt"' in text for text in texts.values())
+
+
+class TestReadme:
+    """The README is a short door into the docs."""
+
+    def test_it_is_short(self) -> None:
+        """At most 10 KiB."""
+        assert len(README.read_bytes()) <= 10 * 1024
+
+    def test_it_gives_the_set_up_and_test_commands(self) -> None:
+        """The two commands that set up and run the project on a fresh machine, and the test command."""
+        text = README.read_text(encoding="utf-8")
+        assert "python3 -m venv .venv && .venv/bin/pip install -e '.[test]'" in text
+        assert ".venv/bin/python -m pytest" in text
+
+    @pytest.mark.parametrize("page", PAGES, ids=[str(page.relative_to(ROOT)) for page in PAGES])
+    def test_relative_links_point_at_files(self, page: Path) -> None:
+        """Every relative link of a page names a file of the checkout (so it works on any code host)."""
+        text = _FENCE.sub("", page.read_text(encoding="utf-8"))
+        broken = []
+        for match in _LINK.finditer(text):
+            target = match["target"].partition("#")[0]
+            if not target or re.match(r"^[a-z]+:", target):
+                continue
+            if not (page.parent / target).exists():
+                broken.append(target)
+        assert broken == []
+
+
+class TestMissingFrameworks:
+    """Only a missing optional framework skips a block, named with the extra that installs it."""
+
+    def test_named_with_its_extra(self) -> None:
+        """A framework that is not installed is named with its extra; the core never is."""
+
+        def nothing(name: str) -> bool:
+            return False
+
+        assert missing_frameworks("from pydantic_ai import Agent\nimport json", nothing) == (
+            "pydantic_ai (pip install 'ask-permissions[pydantic-ai]')"
+        )
+        assert missing_frameworks("from ask_permissions.integrations.langchain import X", nothing) == (
+            "langchain, langgraph (pip install 'ask-permissions[langchain]')"
+        )
+        assert (
+            missing_frameworks("import json\nimport no_such_module\nfrom ask_permissions import ALL", nothing)
+            is None
+        )
+
+    def test_snippets_expand_from_the_root(self) -> None:
+        """An include line becomes the file's text."""
+        expanded = expand_snippets('before\n--8<-- "examples/policy.toml"\nafter\n')
+        assert expanded.startswith("before\n# ")
+        assert expanded.endswith("\nafter\n")
