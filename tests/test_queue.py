@@ -28,6 +28,7 @@ from hypothesis.stateful import (
 from ask_permissions import Action, ApprovalQueue, InvalidSnapshotError, PermissionsError
 
 from .clock import START, FakeClock
+from .hostile import HostileDict, HostileList, HostileStr, assert_reads_or_rejects, hostile_snapshots
 from .stores import memory_only, new_queue
 from .strategies import (
     assert_snapshot_error,
@@ -934,6 +935,8 @@ class TestSnapshot:
             queue.snapshot()
         assert "action 1" in str(info.value)
         assert not isinstance(info.value, InvalidSnapshotError)
+        field = "tool_call_id" if "tool_call_id" in kwargs else "args"
+        assert str(info.value).endswith(f"({field} must be JSON-safe to be snapshotted)")
 
     def test_applying_actions_are_left_out(self) -> None:
         """An action whose callback runs is not pending, so it is not in the snapshot."""
@@ -1210,6 +1213,31 @@ class TestRestore:
         assert len(str(error)) <= 2 * len(path) + 400
         assert queue.pending_actions == []
         assert submit(queue) == 1
+
+    @pytest.mark.parametrize(
+        "snapshot",
+        [
+            HostileDict(version=1),
+            {"version": 1, "next_id": 0, "pending_actions": HostileList([{}])},
+            {"version": 1, "next_id": 0, "pending_actions": [HostileDict(id=1, tool_name="bash")]},
+            {"version": 1, "next_id": 0, "pending_actions": [{"id": 1, "tool_name": HostileStr("bash")}]},
+        ],
+        ids=["root", "entries", "entry", "tool-name"],
+    )
+    def test_objects_that_raise_when_read(self, snapshot: object) -> None:
+        """A mapping, list or str subclass that raises when read: InvalidSnapshotError, nothing restored."""
+        queue = new_queue()
+        assert assert_reads_or_rejects(queue.restore_pending, snapshot) is None
+        assert queue.pending_actions == []
+        assert submit(queue) == 1
+
+    @given(hostile_snapshots(queue_snapshots()))
+    @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)
+    def test_fuzz_hostile_nodes(self, snapshot: object) -> None:
+        """A valid snapshot with one hostile node or key restores or raises InvalidSnapshotError only."""
+        queue = new_queue(clock=FakeClock())
+        if assert_reads_or_rejects(queue.restore_pending, snapshot) is None:
+            assert queue.pending_actions == []
 
     @given(queue_snapshots(), st.data())
     @settings(max_examples=150, suppress_health_check=[HealthCheck.too_slow], deadline=None)

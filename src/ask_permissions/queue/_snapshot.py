@@ -9,6 +9,7 @@ from ask_permissions._strict import (
     SNAPSHOT_VERSION,
     child,
     fail,
+    guard_reading,
     read_bool,
     read_list,
     read_mapping,
@@ -85,7 +86,14 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
 
 
 def read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[Action]]:
-    """Validate a queue snapshot completely; return ``(next_id, actions in id order)``."""
+    """Validate a queue snapshot completely; return ``(next_id, actions in id order)``.
+
+    Raises ``InvalidSnapshotError`` only, also for objects that raise when merely read.
+    """
+    return guard_reading(lambda: _read_snapshot(snapshot, default_time), snapshot, "")
+
+
+def _read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[Action]]:
     data = read_mapping(snapshot, "", required=("version", "next_id", "pending_actions"))
     read_version(data, "")
     next_id = _read_id(data["next_id"], "next_id", "a non-negative integer", 0)
@@ -100,13 +108,21 @@ def read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[A
 
 
 def snapshot_entry(action: Action) -> dict[str, Any]:
-    """One ``pending_actions`` entry; ``NotJSONError`` when a restore could not read it back."""
+    """One ``pending_actions`` entry; ``ValueError`` naming the field a restore could not read back."""
     where = f"action {action.id} "
+    try:
+        tool_call_id = json_call_id(action.tool_call_id, where + "tool_call_id")
+    except NotJSONError as error:
+        raise ValueError(f"{error} (tool_call_id must be JSON-safe to be snapshotted)") from None
+    try:
+        args = json_copy(action.args, where + "args")
+    except NotJSONError as error:
+        raise ValueError(f"{error} (args must be JSON-safe to be snapshotted)") from None
     return {
         "id": action.id,
-        "tool_call_id": json_call_id(action.tool_call_id, where + "tool_call_id"),
+        "tool_call_id": tool_call_id,
         "tool_name": action.tool_name,
-        "args": json_copy(action.args, where + "args"),
+        "args": args,
         "auto_approvable": action.auto_approvable,
         "message": action.message,
         "submitted_at": action.submitted_at.isoformat(),
@@ -114,9 +130,6 @@ def snapshot_entry(action: Action) -> dict[str, Any]:
 
 
 def snapshot_data(last_id: int, pending: list[Action]) -> dict[str, Any]:
-    """A queue snapshot; ``ValueError`` naming an action whose arguments it cannot hold."""
-    try:
-        entries = [snapshot_entry(action) for action in pending]
-    except NotJSONError as error:
-        raise ValueError(f"{error} (args must be JSON-safe to be snapshotted)") from None
+    """A queue snapshot; ``ValueError`` naming an action whose arguments or call id it cannot hold."""
+    entries = [snapshot_entry(action) for action in pending]
     return {"version": SNAPSHOT_VERSION, "next_id": last_id, "pending_actions": entries}
