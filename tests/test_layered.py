@@ -561,6 +561,17 @@ class TestAutoMode:
         policy.denials.reset()
         assert policy.before_tool_call(ToolCall("deploy", {}, "tc9"))["action"] == "block"
 
+    def test_evaluate_counts_no_denials(self) -> None:
+        """A dry run asks the reviewer what it would say, but its denials never trip the breaker."""
+        policy, records = _policy(mode="auto", reviewer=lambda request: False)
+        for n in range(5):
+            record = policy.evaluate(ToolCall("deploy", {}, f"tc{n}"))
+            assert (record.outcome, record.rule_id) == ("block", "reviewer")
+        assert policy.denials.counts == (0, 0)
+        assert not policy.denials.tripped
+        assert records == []
+        assert policy.before_tool_call(ToolCall("deploy", {}, "tc9"))["action"] == "block"
+
     def test_a_failing_reviewer_asks_a_person(self) -> None:
         """A reviewer that raises counts as "ask a person", not as a denial."""
 

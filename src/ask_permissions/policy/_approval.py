@@ -434,5 +434,7 @@ class ApprovalPolicy(Engine[_Call]):
     def __repr__(self) -> str:
         return f"<ApprovalPolicy mode={self._mode!r} interactive={self.interactive} rules={self._rules!r}>"
 
-    def _facts(self, name: str, arguments: object, call_id: object, context: object) -> _Call:
+    def _facts(
+        self, name: str, arguments: object, call_id: object, context: object, *, dry_run: bool = False
+    ) -> _Call:
         return _Call(self._state, name, arguments, call_id, context)

@@ -429,8 +429,11 @@ class Engine(Generic[F]):
 
     # -- for subclasses ------------------------------------------------------------------------------
 
-    def _facts(self, name: str, arguments: object, call_id: object, context: object) -> F:
-        """The call's facts, as this policy's layers read them."""
+    def _facts(
+        self, name: str, arguments: object, call_id: object, context: object, *, dry_run: bool = False
+    ) -> F:
+        """The call's facts, as this policy's layers read them; ``dry_run`` for ``evaluate``, whose layers
+        may consult what they would (a reviewer, a hook) but must record nothing of it."""
         raise NotImplementedError
 
     def _suggest(self, facts: F, decided: Decided) -> list[str] | None:
@@ -697,10 +700,11 @@ class Engine(Generic[F]):
         """A dry run: the record of what ``before_tool_call`` would decide, changing nothing.
 
         Nothing is submitted and no callback or observer is called; a would-be submission has outcome
-        ``"pending"`` and ``action_id`` ``None``.
+        ``"pending"`` and ``action_id`` ``None``. What decides is consulted as for a real call (hooks, checks,
+        ``auto`` mode's reviewer), but its answer changes no state: a reviewer's denial is not counted.
         """
         name, arguments, call_id = read_tool_call(tool_call)
-        facts, decided = self._table.decide(self._facts(name, arguments, call_id, context))
+        facts, decided = self._table.decide(self._facts(name, arguments, call_id, context, dry_run=True))
         return self._record(facts, decided, None, arguments)
 
     def lookup(self, action_id: int) -> Action | None:

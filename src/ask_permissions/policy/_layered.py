@@ -130,14 +130,25 @@ class _Call:
         "arguments",
         "call_id",
         "context",
+        "dry_run",
         "matched",
         "name",
         "state",
         "tool",
     )
 
-    def __init__(self, state: _State, name: str, arguments: object, call_id: object, context: object) -> None:
+    def __init__(
+        self,
+        state: _State,
+        name: str,
+        arguments: object,
+        call_id: object,
+        context: object,
+        *,
+        dry_run: bool = False,
+    ) -> None:
         self.state = state
+        self.dry_run = dry_run  # evaluate(): layers may consult, but record nothing
         self.name = name
         self.arguments = arguments
         self.call_id = call_id
@@ -159,7 +170,7 @@ class _Call:
         return self.state.queue.auto_approve.get(self.name) is True
 
     def with_arguments(self, arguments: object) -> _Call:
-        return _Call(self.state, self.name, arguments, self.call_id, self.context)
+        return _Call(self.state, self.name, arguments, self.call_id, self.context, dry_run=self.dry_run)
 
     # -- what the call touches ------------------------------------------------------------------------------
 
@@ -409,7 +420,8 @@ def _auto(call: _Call, decided: Decided) -> Decided:
     verdict: Review | None = review(state.reviewer, request, state.reviewer_timeout)
     if verdict is None:
         return decided  # the reviewer could not answer: a person will
-    state.denials.record(verdict.verdict)
+    if not call.dry_run:
+        state.denials.record(verdict.verdict)
     if verdict.verdict == "allow":
         return decided._replace(
             opinion=Opinion("proceed", rule=opinion.rule, source=opinion.source, rule_id="reviewer")
@@ -633,8 +645,10 @@ class LayeredPolicy(Engine[_Call]):
                 "(disableBypassPermissionsMode)"
             )
 
-    def _facts(self, name: str, arguments: object, call_id: object, context: object) -> _Call:
-        return _Call(self._current(), name, arguments, call_id, context)
+    def _facts(
+        self, name: str, arguments: object, call_id: object, context: object, *, dry_run: bool = False
+    ) -> _Call:
+        return _Call(self._current(), name, arguments, call_id, context, dry_run=dry_run)
 
     def _current(self) -> _State:
         """The state, with rules rebuilt if the settings changed since they were built."""
