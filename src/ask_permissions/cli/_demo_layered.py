@@ -66,7 +66,9 @@ class _Session:
         record = self.records[-1]
         why: str = record.layer
         if record.rule is not None and record.rule.text is not None:
-            why += f", {record.source}: {record.rule.text}"
+            # A rule without a source matched but did not decide (the mode or a safety check did).
+            shown = "matched" if record.source is None else f"{record.source}:"
+            why += f", {shown} {record.rule.text}"
         if result["action"] == "proceed":
             self.note(f"-> proceed  ({why})")
         elif result["action"] == "block":
