@@ -139,10 +139,12 @@ class PermissionProxy:
         audit: an ``AuditLog`` that is also the policy's ``on_decision``.
         on_project_grant: called with an approved action whose scope is ``"project"`` (the policy's own
             hook otherwise).
+        approve_hint: how a person approves a held call, with ``{action_id}`` in it (``"ask-permissions
+            approvals approve {action_id} --store URL"``, say); the held call's error result ends with it.
 
     Raises:
-        TypeError: ``policy`` is not a policy, ``on_project_grant`` is not callable, or ``server_name`` is
-            not a string.
+        TypeError: ``policy`` is not a policy, ``on_project_grant`` is not callable, ``server_name`` is
+            not a string, or ``approve_hint`` is not a string or None.
         ValueError: ``server_name`` is empty or holds characters other than letters, digits, ``_`` and
             ``-``.
 
