@@ -53,8 +53,14 @@ class ReadTool:
     read_only = True
 
 
-TOOLS = {"Read": ReadTool(), "checked": CheckedTool(), "Grep": ReadTool()}
-KINDS = {"checked": "path"}
+class DestructiveTool:
+    """A file tool that declares its writes irreversible (seed 002's isDestructive)."""
+
+    destructive = True
+
+
+TOOLS = {"Read": ReadTool(), "checked": CheckedTool(), "Grep": ReadTool(), "Shred": DestructiveTool()}
+KINDS = {"checked": "path", "Shred": "path"}
 
 
 def _settings(sources: dict[str, dict[str, list[str]]], **scalars: Any) -> PermissionSettings:
@@ -277,6 +283,12 @@ CASES = [
     Case("bypass-allows-the-rest", ToolCall("deploy", {}), ("proceed", "mode"), mode="bypassPermissions"),
     Case("accept-edits-inside", edit("/work/project/src/a.py"), ("proceed", "mode"), mode="acceptEdits"),
     Case("accept-edits-not-outside", edit("/etc/hosts"), ("pending", "default"), mode="acceptEdits"),
+    Case(
+        "accept-edits-not-destructive",
+        ToolCall("Shred", {"file_path": "/work/project/old.log"}),
+        ("pending", "default"),
+        mode="acceptEdits",
+    ),
     Case(
         "accept-edits-mkdir-inside",
         bash("mkdir -p build/out && touch build/out/x"),
@@ -571,6 +583,20 @@ class TestAutoMode:
         assert not policy.denials.tripped
         assert records == []
         assert policy.before_tool_call(ToolCall("deploy", {}, "tc9"))["action"] == "block"
+
+    def test_a_destructive_tool_goes_to_a_person(self) -> None:
+        """The reviewer never answers a call of a tool that declares itself destructive."""
+        seen: list[object] = []
+
+        def reviewer(request: object) -> bool:
+            seen.append(request)
+            return True
+
+        policy, _ = _policy(mode="auto", reviewer=reviewer)
+        shred = ToolCall("Shred", {"file_path": f"{PROJECT}/old.log"}, "tc")
+        assert policy.before_tool_call(shred)["action"] == "pending"
+        assert seen == []
+        assert policy.before_tool_call(edit(f"{PROJECT}/src/app.py"))["action"] == "proceed"
 
     def test_a_failing_reviewer_asks_a_person(self) -> None:
         """A reviewer that raises counts as "ask a person", not as a denial."""

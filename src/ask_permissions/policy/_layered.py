@@ -374,13 +374,15 @@ def _edits_inside(call: _Call) -> bool:
 
 def _mode(call: _Call) -> Opinion | None:
     """5. The mode: plan allows only read-only tools and its exit tool; acceptEdits allows edits inside the
-    working directories; bypassPermissions allows what nothing above stopped."""
+    working directories, unless the tool declares itself destructive; bypassPermissions allows what nothing
+    above stopped."""
     mode = call.state.mode
     if mode == "plan":
         return _PROCEED if call.tool.read_only or call.name == call.state.exit_tool else _BLOCK
     if mode == "bypassPermissions":
         return _PROCEED
-    if mode == "acceptEdits" and not call.tool.read_only and _edits_inside(call):
+    tool = call.tool
+    if mode == "acceptEdits" and not tool.read_only and not tool.destructive and _edits_inside(call):
         return _PROCEED
     return None
 
@@ -406,10 +408,13 @@ def _default(call: _Call) -> Opinion | None:
 
 
 def _auto(call: _Call, decided: Decided) -> Decided:
-    """auto: a reviewer answers a reviewable ask, until too many denials hand asks back to a person."""
+    """auto: a reviewer answers a reviewable ask, until too many denials hand asks back to a person; an
+    irreversible call (its tool declares itself destructive) is always a person's to answer."""
     state = call.state
     opinion = decided.opinion
     if state.mode != "auto" or state.reviewer is None or not opinion.reviewable or state.denials.tripped:
+        return decided
+    if call.tool.destructive:
         return decided
     request: ReviewRequest = {
         "tool": call.name,
@@ -476,7 +481,8 @@ class LayeredPolicy(Engine[_Call]):
         mode: ``default``, ``acceptEdits``, ``plan``, ``bypassPermissions``, ``dontAsk`` or ``auto``
             (default: the settings' ``defaultMode``, else ``default``).
         tools: the tool registry (as for ``ApprovalPolicy``); tools may also declare ``read_only``,
-            ``destructive`` and ``check_permissions(arguments, context)``.
+            ``destructive`` (never accepted by ``acceptEdits`` nor answered by ``auto``'s reviewer) and
+            ``check_permissions(arguments, context)``.
         cwd: the working directory (default: the settings' project directory).
         session_grants: whole-tool grants for the session (a ``SessionPermissionGrants``).
         on_decision: as for ``ApprovalPolicy``.
