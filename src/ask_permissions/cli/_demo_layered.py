@@ -67,8 +67,8 @@ class _Session:
         why: str = record.layer
         if record.rule is not None and record.rule.text is not None:
             # A rule without a source matched but did not decide (the mode or a safety check did).
-            shown = "matched" if record.source is None else f"{record.source}:"
-            why += f", {shown} {record.rule.text}"
+            named = "matched" if record.source is None else f"{record.source}:"
+            why += f", {named} {record.rule.text}"
         if result["action"] == "proceed":
             self.note(f"-> proceed  ({why})")
         elif result["action"] == "block":
