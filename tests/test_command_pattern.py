@@ -98,7 +98,20 @@ DENY_MATCHES = [
     pytest.param("rm *", "$'\\x72m' x", True, id="ansi-c"),
     pytest.param("rm *", "ls\uff1brm x", True, id="look-alike-separator"),
     pytest.param("rm *", "ls " + "a" * 200_000, True, id="unreadable-length"),
+    pytest.param("rm *", "$RM -rf x", True, id="name-is-a-variable"),
+    pytest.param("rm *", "${RM} -rf x", True, id="name-is-a-braced-variable"),
+    pytest.param("rm *", '"$RM" -rf x', True, id="name-is-a-quoted-variable"),
+    pytest.param("rm *", "$(echo rm) -rf x", True, id="name-is-a-substitution"),
+    pytest.param("rm *", "`echo rm` -rf x", True, id="name-is-a-backtick"),
+    pytest.param("rm *", "x=rm; $x -rf x", True, id="name-set-before"),
+    pytest.param("rm *", "sudo $RM -rf x", True, id="launched-variable"),
+    pytest.param("rm *", "timeout 5 $RM x", True, id="wrapped-variable"),
+    pytest.param("rm *", "nice -- rm -rf x", True, id="nice-end-of-options"),
+    pytest.param("rm *", "nice -n 5 -- rm -rf x", True, id="nice-options-then-end"),
+    pytest.param("rm *", "f() { rm -rf x; }; f", True, id="function-body"),
+    pytest.param("rm *", "function f { rm -rf x; }; f", True, id="function-keyword-body"),
     pytest.param("rm *", "echo rm", False, id="argument-is-not-a-command"),
+    pytest.param("rm *", "echo $RM", False, id="variable-as-argument"),
     pytest.param("rm *", "rmdir x", False, id="other-program"),
     pytest.param("rm -rf *", "rm x", False, id="arguments-compared"),
     pytest.param("git push *", "git push", True, id="prefix-alone"),
@@ -168,6 +181,14 @@ SUBJECTS = [
     pytest.param(None, {"command": "ls", "cmd": "git status"}, "deny", True, id="both-keys-deny"),
     pytest.param(None, {"command": 1, "cmd": "git status"}, "deny", True, id="deny-skips-odd-values"),
     pytest.param(None, {}, "deny", False, id="deny-no-subject"),
+    pytest.param(None, {"command": ["git", "status"]}, "deny", True, id="deny-reads-an-argv"),
+    pytest.param(
+        None, {"command": ["bash", "-lc", "git status"]}, "deny", True, id="deny-reads-an-argv-script"
+    ),
+    pytest.param(None, {"command": ["ls", "; git status"]}, "deny", True, id="deny-reads-an-argv-joined"),
+    pytest.param(None, {"command": ["ls", "-la"]}, "deny", False, id="deny-argv-of-another-program"),
+    pytest.param(None, {"command": ["git", 1]}, "deny", False, id="deny-skips-a-mixed-list"),
+    pytest.param(None, {"command": ["bash", "-lc", "git status"]}, "allow", False, id="allow-never-an-argv"),
 ]
 
 

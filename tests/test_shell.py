@@ -393,8 +393,10 @@ class TestTreeSitterOracle:
 
 
 _HANDLER = (
-    # One write per record: the commands of a pipeline run at once and share the file.
-    'command_not_found_handle() { local r; printf -v r "%s\\037" "$@"; printf "%s\\036" "$r" >&9; }\n'
+    # One write per record: the commands of a pipeline run at once and share the file. A newline in a word
+    # would let bash flush mid-record and interleave two records, so newlines travel as \034.
+    'command_not_found_handle() { local r; printf -v r "%s\\037" "$@"; r=${r//$\'\\n\'/$\'\\034\'}; '
+    'printf "%s\\036" "$r" >&9; }\n'
     'for line in "$@"; do printf "\\035" >&9; eval "$line"; wait; done'
 )
 
@@ -416,7 +418,8 @@ def _bash_argvs(lines: list[str], tmp_path: Any) -> list[Counter[tuple[str, ...]
         )
     chunks = out.read_bytes().decode().split("\x1d")[1:]
     return [
-        Counter(tuple(record.split("\x1f")[:-1]) for record in chunk.split("\x1e")[:-1]) for chunk in chunks
+        Counter(tuple(record.replace("\x1c", "\n").split("\x1f")[:-1]) for record in chunk.split("\x1e")[:-1])
+        for chunk in chunks
     ]
 
 

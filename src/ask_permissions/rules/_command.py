@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import posixpath
+import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, TypeVar, final
@@ -269,10 +270,34 @@ class CommandPattern:
 
 
 def command_readings(arguments: object, key: str | None) -> tuple[ParsedCommand | None, ...]:
-    """The commands a call gives at ``key`` (else ``command``/``cmd``), parsed; ``None`` for a non-string."""
-    return tuple(
-        parse_command(value) if isinstance(value, str) else None
-        for value in subject_values(arguments, key, COMMAND_KEYS)
+    """The commands a call gives at ``key`` (else ``command``/``cmd``), parsed; ``None`` for another value.
+
+    A list of strings is an argument vector (``["bash", "-lc", "rm -rf x"]``, as some shell tools send):
+    read for deny and ask only, never understood, so no allow specifier matches it.
+    """
+    return tuple(_reading(value) for value in subject_values(arguments, key, COMMAND_KEYS))
+
+
+def _reading(value: object) -> ParsedCommand | None:
+    if isinstance(value, str):
+        return parse_command(value)
+    if isinstance(value, list | tuple) and value and all(isinstance(word, str) for word in value):
+        return argv_reading(tuple(str.__str__(word) for word in value))
+    return None
+
+
+def argv_reading(argv: tuple[str, ...]) -> ParsedCommand:
+    """What deny and ask specifiers see of an argument vector: the command it is when run as it is, and
+    the one it spells when a tool joins it with spaces for a shell. Never understood (an allow refuses it)."""
+    quoted = parse_command(shlex.join(argv))
+    joined = parse_command(" ".join(argv))
+    return ParsedCommand(
+        text=shlex.join(argv),
+        subcommands=(),
+        visible=quoted.visible + joined.visible,
+        understood=False,
+        why="an argument vector (a list), which only a command string can be allowed as",
+        fully_scanned=quoted.fully_scanned and joined.fully_scanned,
     )
 
 

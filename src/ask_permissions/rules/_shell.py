@@ -56,7 +56,8 @@ class SubCommand:
         assignments: leading ``NAME=value`` words (an allow never matches a command that has any).
         wrappers: the wrapper words stripped before ``words`` (``("timeout", "5")``).
         appends_arguments: it runs under a bare ``xargs``, so with more arguments than written.
-        name_is_glob: the command name holds an unquoted ``*``, ``?`` or ``[`` (it may name any program).
+        name_is_glob: the command name holds an unquoted ``*``, ``?`` or ``[``, or an expansion (``$RM``,
+            ``$(echo rm)``, a backtick): it may name any program, so deny and ask specifiers meet it.
     """
 
     text: str
@@ -166,13 +167,16 @@ def _cleaned(text: str) -> str:
 
 
 class _Word:
-    __slots__ = ("glob", "raw", "stars", "value")
+    __slots__ = ("expands", "glob", "raw", "stars", "value")
 
-    def __init__(self, value: str, raw: str, stars: tuple[int, ...], glob: bool) -> None:
+    def __init__(
+        self, value: str, raw: str, stars: tuple[int, ...], glob: bool, expands: bool = False
+    ) -> None:
         self.value = value
         self.raw = raw  # the source text: an assignment or a keyword must be unquoted
         self.stars = stars
         self.glob = glob
+        self.expands = expands  # holds a parameter expansion or a command substitution
 
 
 class _Raw:
@@ -246,13 +250,14 @@ _LAUNCHERS: Final = frozenset(
 class _Scanner:
     """Reads one text (a command line, a ``bash -c`` script, a backtick body) into commands."""
 
-    __slots__ = ("depth", "pos", "sink", "text")
+    __slots__ = ("depth", "expansions", "pos", "sink", "text")
 
     def __init__(self, text: str, depth: int, sink: _Sink) -> None:
         self.text = text
         self.pos = 0
         self.depth = depth
         self.sink = sink
+        self.expansions = 0  # parameter expansions and substitutions read so far
 
     def problem(self, what: str) -> None:
         self.sink.problems.append(what)
@@ -399,6 +404,7 @@ class _Scanner:
         text = self.text
         size = len(text)
         start = self.pos
+        expansions = self.expansions
         chars: list[str] = []
         stars: list[int] = []  # indexes into chars, each a lone "*"
         glob = False
@@ -446,7 +452,9 @@ class _Scanner:
                     offsets.append(position)
                     target = next(wanted, -1)
                 position += len(part)
-        return _Word("".join(chars), text[start : self.pos], tuple(offsets), glob)
+        return _Word(
+            "".join(chars), text[start : self.pos], tuple(offsets), glob, self.expansions != expansions
+        )
 
     def check_escape(self, after_plain: bool) -> None:
         """Refuse the escapes that other shell parsers (tree-sitter-bash) read differently from bash."""
@@ -520,11 +528,13 @@ class _Scanner:
         start = self.pos
         following = text[self.pos + 1 : self.pos + 2]
         if following == "(":
+            self.expansions += 1
             arithmetic = text.startswith("((", self.pos + 1)
             self.problem("an arithmetic expansion $(( … ))" if arithmetic else "a command substitution $(…)")
             self.pos += 2
             self.nested(")")
         elif following == "{":
+            self.expansions += 1
             self.problem("a parameter expansion ${ … }")
             self.pos += 2
             self.parameter_expansion()
@@ -540,11 +550,13 @@ class _Scanner:
             self.double_quoted(chars)
             return
         elif following in _SPECIAL_PARAMETER and following:
+            self.expansions += 1
             self.problem(f"a parameter expansion ${following}")
             self.pos += 2
         elif following and _NAME_START.match(following):
             name = _NAME.match(text, self.pos + 1)
             assert name is not None
+            self.expansions += 1
             self.problem(f"a parameter expansion ${name.group()}")
             self.pos = name.end()
         else:
@@ -610,6 +622,7 @@ class _Scanner:
         text = self.text
         size = len(text)
         start = self.pos
+        self.expansions += 1
         self.problem("a command substitution ` … `")
         self.pos += 1
         body: list[str] = []
@@ -696,9 +709,13 @@ class _Scanner:
             rest = rest[keywords:]
             if not rest:
                 return []
-        for word in rest:
+        for index, word in enumerate(rest):
             if word.raw in ("{", "}"):
                 self.problem("a lone brace")  # a group's brace out of place, and tree-sitter joins it
+                if word.raw == "{" and index + 1 < len(rest):
+                    # A function body (f() { rm -rf x; }) reads as words; deny sees the command in it.
+                    body = tuple(later.value for later in rest[index + 1 :])
+                    self.sink.visible.append(SubCommand(text, body, name_is_glob=rest[index + 1].expands))
             elif word.raw.startswith(("==", "=~")) or _BASE_NUMBER.fullmatch(word.raw):
                 self.problem(f"the word {word.raw!r}")  # test syntax to tree-sitter
         values = [word.value for word in rest]
@@ -718,9 +735,9 @@ class _Scanner:
         if wrappers:
             self.sink.visible.append(SubCommand(text, tuple(values), assignments))
         if not (argv[0] in _SHELLS and len(argv) >= 2 and argv[1] in _SCRIPT_FLAGS):
-            sub = SubCommand(text, argv, assignments, wrappers, appends, name.glob)
+            sub = SubCommand(text, argv, assignments, wrappers, appends, name.glob or name.expands)
             self.sink.visible.append(sub)
-            self.launcher_readings(text, argv)
+            self.launcher_readings(text, argv, tuple(word.expands for word in command))
             return [sub]
         return self.shell_script(text, argv, assignments, wrappers, appends)
 
@@ -756,8 +773,9 @@ class _Scanner:
             inner = [_with_assignments(sub, assignments) for sub in inner]
         return inner
 
-    def launcher_readings(self, text: str, argv: tuple[str, ...]) -> None:
-        """Other readings of a command for deny and ask: scripts it runs and commands it launches."""
+    def launcher_readings(self, text: str, argv: tuple[str, ...], expanding: tuple[bool, ...]) -> None:
+        """Other readings of a command for deny and ask: scripts it runs and commands it launches
+        (``expanding``: which words hold an expansion, so may name any program)."""
         program = posixpath.basename(argv[0]).lower()
         if program in _ANY_SHELL or program in ("su", "runuser", "script"):
             for index, word in enumerate(argv[1:-1], start=1):
@@ -786,7 +804,7 @@ class _Scanner:
             if any(char in word for char in " \t\n;&|"):
                 self.read_script(word, lenient=True)  # watch 'rm -rf ~', ssh host 'rm -rf ~'
             else:
-                self.sink.visible.append(SubCommand(text, argv[index:]))
+                self.sink.visible.append(SubCommand(text, argv[index:], name_is_glob=expanding[index]))
 
 
 def _with_assignments(sub: SubCommand, assignments: tuple[str, ...]) -> SubCommand:
@@ -831,6 +849,8 @@ def strip_wrappers(words: list[str]) -> tuple[int, bool]:
             if following == "-n" and index + 1 < size and _INTEGER.fullmatch(words[index + 1]):
                 index += 2
             elif following is not None and _NICE_JOINED.fullmatch(following):
+                index += 1
+            if index < size and words[index] == "--":
                 index += 1
         elif word == "timeout":
             end = _timeout_options(words, index + 1)
