@@ -395,7 +395,7 @@ class TestTreeSitterOracle:
 _HANDLER = (
     # One write per record: the commands of a pipeline run at once and share the file. A newline in a word
     # would let bash flush mid-record and interleave two records, so newlines travel as \034.
-    'command_not_found_handle() { local r; printf -v r "%s\\037" "$@"; r=${r//$\'\\n\'/$\'\\034\'}; '
+    "command_not_found_handle() { local r; printf -v r \"%s\\037\" \"$@\"; r=${r//$'\\n'/$'\\034'}; "
     'printf "%s\\036" "$r" >&9; }\n'
     'for line in "$@"; do printf "\\035" >&9; eval "$line"; wait; done'
 )
