@@ -10,6 +10,7 @@ objection".
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -18,13 +19,14 @@ import shlex
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, final
+from typing import Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions._json_text import escape_surrogates, write_json
 from ask_permissions._names import fold_tool_name
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._command import CommandPattern, compound_allow
+from ask_permissions.rules._patterns import tool_pattern_matches
 from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text, read_kinds
 
 from ._checks import PermissionCheck
@@ -86,47 +88,52 @@ _logger: Final = logging.getLogger("ask_permissions.hooks")
 class _Matcher:
     """Which calls a hook runs for: every call, or those of these rule texts.
 
-    Tool names compare as deny rules compare them (folded too, so ``Bash`` or ``bash\u200b`` still meets a
-    hook for ``bash``). A rule text with a specifier (``Bash(git *)``) runs the hook for every call a deny
-    rule of that text covers — any part of a compound command, any command that cannot be read — so a guard
-    misses nothing; and the hook's allow counts only for calls an allow rule of that text covers, so a hook
-    for ``git`` commands cannot allow ``git status; rm -rf ~``.
+    A rule text with a specifier (``Bash(git *)``) runs the hook for every call a deny rule of that text
+    covers — any part of a compound command, any command that cannot be read, a look-alike tool name
+    (``BASH``, ``bash\u200b``) — so a guard misses nothing. The hook's allow or rewrite counts only for calls
+    an allow rule of that text covers, exactly as allow rules compare (the tool name as written; every
+    sub-command, or one allow rule per sub-command), so a hook for ``git`` commands cannot allow
+    ``git status; rm -rf ~``; a text no allow rule may have (``mcp__*``) lets no allow stand.
     """
 
     text: str
     rules: tuple[RuleText, ...] | None  # None: every call
+    allow_rules: tuple[RuleText, ...] = ()  # the texts read as allow rules, where one can be
 
     def names_tool(self, tool_name: str) -> bool:
         return self.rules is None or any(_tool_matches(rule, tool_name) for rule in self.rules)
 
     def applies(self, call: ToolCall) -> bool:
         """Whether the hook runs for the call (a deny rule of one of the texts would cover it)."""
-        return self._covers(call, "deny")
-
-    def lets_allow(self, call: ToolCall) -> bool:
-        """Whether the hook's allow stands for the call: allow rules of the texts would cover it (one rule,
-        or for a compound command one rule per sub-command, as allow rules combine)."""
-        if self._covers(call, "allow"):
-            return True
-        assert self.rules is not None
-        commands = [
-            (rule, rule.argument_pattern)
-            for rule in self.rules
-            if isinstance(rule.argument_pattern, CommandPattern) and _tool_matches(rule, call.name)
-        ]
-        return bool(commands) and compound_allow(call.arguments, commands) is not None
-
-    def _covers(self, call: ToolCall, side: Literal["allow", "deny"]) -> bool:
         if self.rules is None:
             return True
         return any(
             _tool_matches(rule, call.name)
-            and (rule.argument_pattern is None or rule.argument_pattern.matches(call.arguments, side))
+            and (rule.argument_pattern is None or rule.argument_pattern.matches(call.arguments, "deny"))
             for rule in self.rules
         )
 
+    def lets_allow(self, call: ToolCall) -> bool:
+        """Whether the hook's allow stands for the call: allow rules of the texts would cover it (one rule,
+        or for a compound command one rule per sub-command, as allow rules combine)."""
+        if self.rules is None:
+            return True
+        rules = [rule for rule in self.allow_rules if tool_pattern_matches(rule.tool_pattern, call.name)]
+        if any(
+            rule.argument_pattern is None or rule.argument_pattern.matches(call.arguments, "allow")
+            for rule in rules
+        ):
+            return True
+        commands = [
+            (rule, rule.argument_pattern)
+            for rule in rules
+            if isinstance(rule.argument_pattern, CommandPattern)
+        ]
+        return bool(commands) and compound_allow(call.arguments, commands) is not None
+
 
 def _tool_matches(rule: RuleText, tool_name: str) -> bool:
+    """As a deny rule meets a tool name: exactly, or after folding."""
     pattern = rule.tool_pattern
     folded = fold_tool_name(tool_name)
     if isinstance(pattern, str):
@@ -167,6 +174,7 @@ def read_matcher(
     if not all(parts):
         raise ValueError(f'{field}: expected rule texts separated by "|", none empty; got {preview(value)}')
     rules: list[RuleText] = []
+    allow_rules: list[RuleText] = []
     for part in parts:
         name = part.partition("(")[0]
         if _REGEX_IN_NAME.search(name):
@@ -178,7 +186,9 @@ def read_matcher(
             rules.append(parse_rule_text(part, "deny", kinds=kinds, cwd=cwd, home=home))
         except RuleTextError as error:
             raise ValueError(f"{field}: {error}") from None
-    return _Matcher(text, tuple(rules))
+        with contextlib.suppress(RuleTextError):  # no allow rule may have it: the hook's allow never stands
+            allow_rules.append(parse_rule_text(part, "allow", kinds=kinds, cwd=cwd, home=home))
+    return _Matcher(text, tuple(rules), tuple(allow_rules))
 
 
 def _top_level_parts(text: str) -> list[str]:
@@ -362,7 +372,14 @@ class CommandHook:
         if (
             answer is not None
             and answer.verdict in ("allow", "modify")
-            and not self._matcher.lets_allow(call)
+            and not (
+                self._matcher.lets_allow(call)
+                # A rewrite must stay inside the matcher too: a git hook may not turn git into curl.
+                and (
+                    answer.verdict == "allow"
+                    or self._matcher.lets_allow(ToolCall(call.name, answer.arguments))
+                )
+            )
         ):
             _logger.info(
                 "PreToolUse hook %s allowed a call its matcher %s does not wholly cover; the rules decide it",
