@@ -19,7 +19,7 @@ import asyncio
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import (
     TYPE_CHECKING,
     Final,
@@ -479,7 +479,9 @@ class Engine(Generic[F]):
 
         A call that would be queued while an action for the same ``tool_call_id``, tool and arguments is
         still pending is not queued again: the result names that action (a host re-running a restored call,
-        or a framework replaying a paused one, waits for the one decision).
+        or a framework replaying a paused one, waits for the one decision). One that a person rejected
+        (or that expired) is blocked with that rejection, so a replay after the answer is never asked
+        again, nor run on an answer meant for the first asking.
 
         Args:
             tool_call: an object with ``name``, ``arguments`` and ``id``, or a mapping with those keys.
@@ -504,6 +506,12 @@ class Engine(Generic[F]):
                 result["arguments"] = facts.arguments
         elif verdict == "block":
             result = {"action": "block", "reason": decided.reason or ""}
+        elif (refused := self._rejected_before(facts)) is not None:
+            reason = rejection_text(refused)
+            decided = decided._replace(
+                opinion=replace(decided.opinion, verdict="block", reason=reason), reason=reason
+            )
+            result = {"action": "block", "reason": reason}
         else:
             action_id = self._submit(facts, decided)
             result = {"action": "pending", "action_id": action_id, "reason": decided.reason or ""}
@@ -710,6 +718,15 @@ class Engine(Generic[F]):
     def lookup(self, action_id: int) -> Action | None:
         """The queued action with this id, or ``None`` (delegates to the queue)."""
         return self._queue.get(action_id)
+
+    def _rejected_before(self, facts: F) -> Action | None:
+        """The rejected action of this very call (its id, tool and arguments), if a person refused it."""
+        if facts.call_id is None:
+            return None
+        for action in reversed(self._queue.rejected_for_call(facts.call_id)):
+            if action.tool_name == facts.name and same_arguments(action.args, facts.arguments):
+                return action
+        return None
 
     def _submit(self, facts: F, decided: Decided) -> int:
         """Queue the call, unless an action for this very call is pending already: return its id."""

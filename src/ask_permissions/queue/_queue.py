@@ -229,6 +229,16 @@ class ApprovalQueue:
         with self._changed:
             return self._state.pending_for_call(tool_call_id)
 
+    def rejected_for_call(self, tool_call_id: object) -> list[Action]:
+        """The rejected actions submitted for this ``tool_call_id`` and not forgotten, in id order.
+
+        Ids match as for ``pending_for_call``; ``None`` matches nothing.
+        """
+        if tool_call_id is None:
+            return []
+        with self._changed:
+            return self._state.rejected_for_call(tool_call_id)
+
     def __repr__(self) -> str:
         with self._changed:
             pending, last_id = self._state.counts()

@@ -86,6 +86,8 @@ INDEXES: Final = (
     " WHERE status IN ('approved', 'rejected')",
     "CREATE INDEX IF NOT EXISTS ask_permissions_unresolved_calls ON ask_permissions_actions"
     " (session, tool_call_id) WHERE status IN ('pending', 'applying')",
+    "CREATE INDEX IF NOT EXISTS ask_permissions_rejected_calls ON ask_permissions_actions"
+    " (session, tool_call_id) WHERE status = 'rejected'",
 )
 
 _TEMPLATES: Final = {
@@ -95,6 +97,8 @@ _TEMPLATES: Final = {
     "for_call": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
     " WHERE session = :session AND tool_call_id = :call AND status IN ('pending', 'applying')"
     f" AND {_PENDING_OR_LAPSED} ORDER BY id",
+    "rejected_for_call": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
+    " WHERE session = :session AND tool_call_id = :call AND status = 'rejected' ORDER BY id",
     "head": "SELECT id, tool_name, auto_approvable, submit_owner, submit_until, {now}"
     " FROM ask_permissions_actions"
     f" WHERE session = :session AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
@@ -564,6 +568,12 @@ class _SqlQueue(QueueState):
             return []  # the only call ids a database holds are strings and integers
         params = self._params(call=json.dumps(tool_call_id))
         return self._read(self._store._execute(self._store._statement("for_call"), params))
+
+    def rejected_for_call(self, tool_call_id: object) -> list[Action]:
+        if isinstance(tool_call_id, bool) or not isinstance(tool_call_id, str | int):
+            return []
+        params = self._params(call=json.dumps(tool_call_id))
+        return self._read(self._store._execute(self._store._statement("rejected_for_call"), params))
 
     def head(self) -> Head | None:
         store = self._store

@@ -152,6 +152,11 @@ class QueueState(ABC):
     def pending_for_call(self, tool_call_id: object) -> list[Action]:
         """The pending actions of this ``tool_call_id`` (not None), matched by type and value, by id."""
 
+    @abstractmethod
+    def rejected_for_call(self, tool_call_id: object) -> list[Action]:
+        """The rejected actions of this ``tool_call_id`` (not None) not yet forgotten, matched by type and
+        value, by id."""
+
     def submitting_elsewhere(self, action_id: int) -> bool:
         """Whether another process runs the ``on_submit`` of ``action_id``, the head just read."""
         return False
@@ -295,7 +300,16 @@ class ApprovalStore(ABC):
 class _MemoryQueue(QueueState):
     """A memory session: every action by id, and the bookkeeping that keeps reads off history."""
 
-    __slots__ = ("actions", "applying", "by_call", "last_id", "resolved_ids", "resolved_times", "unresolved")
+    __slots__ = (
+        "actions",
+        "applying",
+        "by_call",
+        "last_id",
+        "rejected_by_call",
+        "resolved_ids",
+        "resolved_times",
+        "unresolved",
+    )
 
     def __init__(self) -> None:
         # Every action submitted or restored and not forgotten, by id.
@@ -306,6 +320,8 @@ class _MemoryQueue(QueueState):
         # The same ids by the call they stand for, so a host re-running a call finds its action without
         # scanning every pending one.
         self.by_call: Final[dict[tuple[type, Hashable], list[int]]] = {}
+        # The rejected ones by call too, so that a call a person refused is not asked about again.
+        self.rejected_by_call: Final[dict[tuple[type, Hashable], list[int]]] = {}
         self.applying: Final[set[int]] = set()
         # The resolved actions in the order they resolved, and when by the queue's clock (two deques
         # rather than one of pairs: a pair per action would cost more than the time itself).
@@ -342,6 +358,12 @@ class _MemoryQueue(QueueState):
         else:
             ids = self.by_call.get(key, [])
         return [self.actions[action_id] for action_id in ids if action_id not in self.applying]
+
+    def rejected_for_call(self, tool_call_id: object) -> list[Action]:
+        key = _call_key(tool_call_id)
+        if key is None:
+            return []  # an unhashable id is never held by a snapshot or a database either
+        return [self.actions[action_id] for action_id in self.rejected_by_call.get(key, [])]
 
     def get(self, action_id: int) -> Action | None:
         return self.actions.get(action_id)
@@ -381,9 +403,21 @@ class _MemoryQueue(QueueState):
         self.actions[applying.id] = resolved
         self.applying.discard(applying.id)
         self._untrack(applying)
+        key = _call_key(applying.tool_call_id)
+        if key is not None and not claim.approve:
+            self.rejected_by_call.setdefault(key, []).append(applying.id)
         self.resolved_ids.append(applying.id)
         self.resolved_times.append(resolved_at)
         return resolved
+
+    def _forget_rejected(self, action: Action) -> None:
+        key = _call_key(action.tool_call_id)
+        if key is None or action.status != "rejected":
+            return
+        ids = self.rejected_by_call[key]
+        ids.remove(action.id)
+        if not ids:
+            del self.rejected_by_call[key]
 
     def release(self, claim: Claim) -> None:
         self.actions[claim.action.id] = evolve(claim.action, "pending", None, None)
@@ -408,7 +442,7 @@ class _MemoryQueue(QueueState):
             if action_id in keep:
                 kept.append((action_id, resolved_at))
             else:
-                del actions[action_id]
+                self._forget_rejected(actions.pop(action_id))
                 dropped += 1
         for action_id, resolved_at in reversed(kept):
             ids.appendleft(action_id)
