@@ -12,12 +12,17 @@ from datetime import timedelta
 
 import pytest
 
-from ask_permissions import ApprovalPolicy, ToolCall
+from ask_permissions import ApprovalPolicy, HookResult, ToolCall
 
 from .clock import FakeClock
 from .stores import new_queue
 
 pytestmark = pytest.mark.usefixtures("store_kind")
+
+
+def _queued(result: HookResult) -> int:
+    assert result["action"] == "pending"
+    return result["action_id"]
 
 
 def _policy() -> ApprovalPolicy:
@@ -33,13 +38,13 @@ class TestRejectedReplays:
         call = ToolCall("bash", {"command": "ls"}, "tc-1")
         first = policy.before_tool_call(call)
         assert first["action"] == "pending"
-        policy.queue.reject(first["action_id"], feedback="not now")
+        policy.queue.reject(_queued(first), feedback="not now")
         assert policy.before_tool_call(call) == {
             "action": "block",
             "reason": "The call to 'bash' was rejected: not now",
         }
         assert policy.queue.pending_actions == []
-        assert [action.id for action in policy.queue.rejected_for_call("tc-1")] == [first["action_id"]]
+        assert [action.id for action in policy.queue.rejected_for_call("tc-1")] == [_queued(first)]
 
     def test_an_expired_call_is_blocked(self) -> None:
         """An action expire_pending rejected blocks its replay too."""
@@ -68,7 +73,7 @@ class TestRejectedReplays:
         """A rejection decides only its own call: other arguments, id or tool are asked about."""
         policy = ApprovalPolicy(queue=new_queue(), require_approval=["bash", "sh"])
         first = policy.before_tool_call(ToolCall("bash", {"command": "ls"}, "tc-1"))
-        policy.queue.reject(first["action_id"])
+        policy.queue.reject(_queued(first))
         assert policy.before_tool_call(other)["action"] == "pending"
 
     def test_an_approved_call_is_asked_anew(self) -> None:
@@ -76,16 +81,16 @@ class TestRejectedReplays:
         policy = _policy()
         call = ToolCall("bash", {"command": "ls"}, "tc-1")
         first = policy.before_tool_call(call)
-        policy.queue.approve(first["action_id"])
+        policy.queue.approve(_queued(first))
         again = policy.before_tool_call(call)
         assert again["action"] == "pending"
-        assert again["action_id"] != first["action_id"]
+        assert _queued(again) != _queued(first)
 
     def test_a_forgotten_rejection_no_longer_decides(self) -> None:
         """forget_resolved drops the history, rejections with it: the call is asked about again."""
         policy = _policy()
         call = ToolCall("bash", {"command": "ls"}, "tc-1")
-        policy.queue.reject(policy.before_tool_call(call)["action_id"])
+        policy.queue.reject(_queued(policy.before_tool_call(call)))
         policy.queue.forget_resolved()
         assert policy.queue.rejected_for_call("tc-1") == []
         assert policy.before_tool_call(call)["action"] == "pending"
@@ -97,7 +102,7 @@ class TestRejectedReplays:
         rules = PermissionRules()
         policy = ApprovalPolicy(queue=new_queue(), rules=rules, require_approval="deploy")
         call = ToolCall("deploy", {"env": "staging"}, "tc-1")
-        policy.queue.reject(policy.before_tool_call(call)["action_id"])
+        policy.queue.reject(_queued(policy.before_tool_call(call)))
         rules.allow("deploy")
         assert policy.before_tool_call(call) == {"action": "proceed"}
 
@@ -106,7 +111,7 @@ class TestRejectedReplays:
         records: list[object] = []
         policy = ApprovalPolicy(queue=new_queue(), require_approval="bash", on_decision=records.append)
         call = ToolCall("bash", {"command": "ls"}, "tc-1")
-        policy.queue.reject(policy.before_tool_call(call)["action_id"], feedback="no")
+        policy.queue.reject(_queued(policy.before_tool_call(call)), feedback="no")
         policy.before_tool_call(call)
         last = records[-1]
         assert (last.outcome, last.reason, last.action_id) == (  # type: ignore[attr-defined]
