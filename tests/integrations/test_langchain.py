@@ -464,3 +464,75 @@ class TestRewrittenArguments:
         host = Host(checks=[harmless])
         host.say("list")
         assert host.tools.ran == [("bash", {"command": "ls -1"})]
+
+
+class SameIdChatModel(ScriptedChatModel):
+    """A provider that numbers tool calls per response: every first call is ``call_0``."""
+
+    def _generate(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> ChatResult:
+        result = super()._generate(messages, stop, run_manager, **kwargs)
+        message = result.generations[0].message
+        assert isinstance(message, AIMessage)
+        for call in message.tool_calls:
+            call["id"] = "call_0"
+        return result
+
+
+class TestOneApprovalOneCall:
+    """An approval lets only the call the person saw run: not another thread's call with the same id,
+    nor this call with its arguments changed before the resume."""
+
+    def _host(self) -> Host:
+        host = Host()
+        host.model = SameIdChatModel(plan=PLAN)
+        host.agent = create_agent(
+            host.model,
+            host.tools.all,
+            middleware=[PermissionMiddleware(host.policy)],
+            checkpointer=host.saver,
+        )
+        return host
+
+    def test_another_thread_reusing_the_id_is_asked(self) -> None:
+        """Thread 1's ls is approved through the queue; thread 2's ls -l under the same id still pauses."""
+        host = self._host()
+        first = _pause(host, "list")
+        host.queue.approve(first.value["action_id"])
+        host.config = {"configurable": {"thread_id": "thread-2"}}
+        (second,) = _interrupts(host.say("list again"))
+        assert second.value["args"] == {"command": "ls -l"}
+        assert second.value["action_id"] != first.value["action_id"]
+        assert host.tools.ran == []
+
+    def test_arguments_changed_before_the_resume_are_asked_about(self) -> None:
+        """The person approved ls; the checkpoint's call now says ls -l: the answer stays with ls, and the
+        changed call pauses with its own request."""
+        host = self._host()
+        pause = _pause(host, "list")
+        state = host.agent.get_state(host.config)
+        message = state.values["messages"][-1]
+        changed = AIMessage(
+            content="", id=message.id, tool_calls=[{**message.tool_calls[0], "args": {"command": "ls -l"}}]
+        )
+        host.agent.update_state(host.config, {"messages": [changed]})
+        (again,) = _interrupts(host.resume({"decision": "approve"}))
+        assert again.value["args"] == {"command": "ls -l"}
+        approved = host.queue[pause.value["action_id"]]
+        assert approved is not None
+        assert approved.is_approved
+        assert host.tools.ran == []
+
+    def test_an_answer_naming_its_action_is_applied_to_it(self) -> None:
+        """A resume value with the request's action_id resolves that action, whatever is asked now."""
+        host = self._host()
+        pause = _pause(host, "list")
+        state = host.resume({"decision": "reject", "action_id": pause.value["action_id"], "feedback": "no"})
+        assert not _interrupts(state)
+        assert "rejected: no" in _reply(state)
+        assert host.tools.ran == []

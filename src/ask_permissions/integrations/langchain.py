@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any, final
 
 try:
     from langchain.agents.middleware import AgentMiddleware, AgentState
     from langchain.tools.tool_node import ToolCallRequest
     from langchain_core.messages import ToolMessage
+    from langgraph.config import get_config
     from langgraph.types import Command, interrupt
 except ImportError as error:
     raise ImportError(
@@ -38,6 +39,7 @@ except ImportError as error:
     ) from error
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.policy._arguments import same_arguments
 from ask_permissions.policy._outcome import Outcome
 from ask_permissions.policy._results import pending, pending_reason
 
@@ -80,10 +82,11 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         self._policy = require_policy(policy, "PermissionMiddleware")
         self._on_project_grant = require_hook(on_project_grant, "PermissionMiddleware")
         super().__init__()
-        # LangGraph re-runs a paused node from its start: the action a pause waited for is noted by call
-        # id, so that a person's verdict given through the queue (not pending any more) is found again.
+        # LangGraph re-runs a paused node from its start: the action a pause waited for is noted by the
+        # graph's thread and the call id, so that a person's verdict given through the queue (not pending
+        # any more) is found again, by that very call only.
         self._lock = threading.Lock()
-        self._paused: dict[str, int] = {}
+        self._paused: dict[tuple[object, str], int] = {}
 
     @property
     def policy(self) -> PolicyLike:
@@ -116,29 +119,37 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         gets instead; may interrupt."""
         call = request.tool_call
         name, args, call_id = call["name"], call["args"], call["id"]
-        result = self._noted_result(call_id, name) or self._policy.before_tool_call(
+        key = None if call_id is None else (_thread(), call_id)
+        with self._lock:
+            noted = None if key is None else self._paused.get(key)
+        result = self._noted_result(key, name, args) or self._policy.before_tool_call(
             ToolCall(name, args, call_id)
         )
         outcome = self._read(result)
         error: str | None = None
         while outcome.waits and outcome.action is not None:
+            asked = outcome.action.id
             with self._lock:
-                if call_id is not None:
-                    self._paused[call_id] = outcome.action.id
+                if key is not None:
+                    self._paused[key] = asked
             # Each pass is a new interrupt of this node: LangGraph hands back the resume values in order on
             # every re-run, so an unreadable answer, or "queue" on a still-pending action, asks again.
             answer = interrupt(
                 permission_request(outcome.action, outcome.reason or pending_reason(name), error)
             )
+            # The answer is for the request the person saw: the one it names, or the one this call paused on
+            # before its arguments changed. Applied there, it leaves this call asking again.
+            answered = _answered_action(answer, noted, asked)
+            noted = None
             try:
-                resolve(self._policy, outcome.action.id, answer)
+                resolve(self._policy, answered, answer)
                 error = None
             except (TypeError, ValueError) as problem:
                 error = f"{problem}; answer again with a PermissionDecision"
             outcome = self._read(result)
         with self._lock:
-            if call_id is not None:
-                self._paused.pop(call_id, None)
+            if key is not None:
+                self._paused.pop(key, None)
         if not outcome.runs:
             return _refusal(request, outcome.reason or pending_reason(name))
         if outcome.modified:
@@ -146,19 +157,38 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
             return dataclasses.replace(request, tool_call={**call, "args": outcome.arguments})
         return request
 
-    def _noted_result(self, call_id: str | None, name: str) -> HookResult | None:
-        """The pending result of the action this middleware paused for the call, if it noted one."""
+    def _noted_result(self, key: tuple[object, str] | None, name: str, args: object) -> HookResult | None:
+        """The pending result of the action this middleware paused for the call, if it noted one for this
+        very call: the same thread, call id, tool and arguments (a call changed meanwhile is decided anew)."""
         with self._lock:
-            action_id = None if call_id is None else self._paused.get(call_id)
+            action_id = None if key is None else self._paused.get(key)
         if action_id is None:
             return None
         action = self._policy.lookup(action_id)
-        if action is None or action.tool_name != name:
+        if action is None or action.tool_name != name or not same_arguments(action.args, args):
             return None
         return pending(action_id, pending_reason(name))
 
     def _read(self, result: HookResult) -> Outcome:
         return self._policy.outcome(result, on_project_grant=self._on_project_grant)
+
+
+def _answered_action(answer: object, noted: int | None, asked: int) -> int:
+    """The action a resume value answers: the ``action_id`` it names, else the action noted for the call
+    before this re-run (when the call now asks about another one), else the one being asked about."""
+    named = answer.get("action_id") if isinstance(answer, Mapping) else None
+    if isinstance(named, int) and not isinstance(named, bool):
+        return named
+    return noted if noted is not None else asked
+
+
+def _thread() -> object:
+    """The LangGraph thread the tool call runs in (``None`` outside a graph or without a thread id)."""
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:
+        return None
+    return configurable.get("thread_id")
 
 
 def _refusal(request: ToolCallRequest, text: str) -> ToolMessage:
