@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import os
 import posixpath
+import re
+import shlex
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
@@ -51,6 +53,11 @@ _PATH_KEYS: Final = ("file_path", "path", "notebook_path")
 _URL_KEYS: Final = ("url",)
 _EDIT_COMMANDS: Final = frozenset({"mkdir", "touch", "mv", "cp"})
 """The shell commands ``acceptEdits`` allows when every path they name lies inside the working directories."""
+_EDIT_FLAGS: Final = re.compile(
+    r"-[rRpfvniaul]+|--(?:recursive|parents|force|verbose|no-clobber|interactive|archive|update|link)"
+)
+"""Their options that take no value: any other may name a path (``-t DIR``), so the command is not
+accepted."""
 
 DENY_TEXT: Final = "Denied by permission rules: '{tool}' ({rule}, {source} settings)"
 DONT_ASK_TEXT: Final = "Tool '{tool}' requires approval, and dontAsk mode turns every ask into a refusal"
@@ -334,13 +341,40 @@ def _safety_check(call: _Call) -> Opinion | None:
     and allow rule."""
     state = call.state
     finding: SafetyFinding | None = None
-    paths = call.paths()
-    if paths is not None and not call.tool.read_only:
-        finding = check_paths(paths, cwd=state.cwd, protected=state.protected)
-    command = call.command()
-    if finding is None and command is not None:
-        finding = check_shell(command, cwd=state.cwd, home=state.home, protected=state.protected)
+    kind = call.kind
+    if kind is not None and kind.kind == "path" and not call.tool.read_only:
+        paths = call.paths()
+        finding = (
+            check_paths(paths, cwd=state.cwd, protected=state.protected) if paths is not None else _UNREADABLE
+        )
+    elif kind is not None and kind.kind == "shell":
+        # Every command the call holds, however it holds it: a tool may run any of them.
+        for value in subject_values(call.arguments, kind.key, _SHELL_KEYS):
+            for command in _command_texts(value):
+                if command is None:
+                    finding = _UNREADABLE
+                else:
+                    finding = check_shell(command, cwd=state.cwd, home=state.home, protected=state.protected)
+                if finding is not None:
+                    break
+            if finding is not None:
+                break
     return None if finding is None else Opinion("ask", finding.reason, reviewable=finding.reviewable)
+
+
+_UNREADABLE: Final = SafetyFinding(
+    "The call's arguments could not be read for the safety checks, which needs a person's approval"
+)
+
+
+def _command_texts(value: object) -> tuple[str | None, ...]:
+    """The command texts a shell subject stands for: itself, an argument vector as run and as joined with
+    spaces, or ``None`` for a value that is neither (unreadable)."""
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list | tuple) and value and all(isinstance(word, str) for word in value):
+        return (shlex.join(value), " ".join(value))
+    return (None,)
 
 
 def _inside(path: str, directories: tuple[str, ...]) -> bool:
@@ -362,6 +396,9 @@ def _edits_inside(call: _Call) -> bool:
     for sub in parsed.subcommands:
         if sub.assignments or sub.wrappers or not sub.words or sub.words[0] not in _EDIT_COMMANDS:
             return False
+        options = [word for word in sub.words[1:] if word.startswith("-")]
+        if any(_EDIT_FLAGS.fullmatch(option) is None for option in options):
+            return False  # an option may name a path of its own (cp -t DIR, --target-directory=DIR)
         operands = [word for word in sub.words[1:] if not word.startswith("-")]
         if not operands:
             return False

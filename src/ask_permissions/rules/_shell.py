@@ -82,6 +82,7 @@ class ParsedCommand:
         understood: whether the command is fully understood, so that an allow specifier may match it.
         why: what was not understood (the first thing found), or ``None``.
         fully_scanned: whether the whole command was read; when not, deny and ask specifiers match it.
+        redirect_targets: the files its redirections name, quotes removed (what a write may touch).
     """
 
     text: str
@@ -90,6 +91,7 @@ class ParsedCommand:
     understood: bool
     why: str | None
     fully_scanned: bool = True
+    redirect_targets: tuple[str, ...] = ()
 
 
 @final
@@ -192,11 +194,12 @@ class _Raw:
 class _Sink:
     """What every scanner of one command line reports into."""
 
-    __slots__ = ("blind", "comments", "problems", "visible")
+    __slots__ = ("blind", "comments", "problems", "targets", "visible")
 
     def __init__(self) -> None:
         self.problems: list[str] = []
         self.visible: list[SubCommand] = []
+        self.targets: list[str] = []
         self.blind = False
         self.comments = 0
 
@@ -390,6 +393,7 @@ class _Scanner:
             self.problem(f"a redirection {operator!r} with no target")
             return
         target = self.word()
+        self.sink.targets.append(target.value)
         harmless = (
             (operator in (">", ">>") and descriptor in (None, "1", "2") and target.raw == "/dev/null")
             or (operator in ("&>", "&>>") and descriptor is None and target.raw == "/dev/null")
@@ -924,6 +928,7 @@ def _parse(text: str) -> ParsedCommand:
             _scan(text[: text.index("\x00")], alternative)
         _scan(_cleaned(text), alternative)
         sink.visible.extend(alternative.visible)
+        sink.targets.extend(alternative.targets)
         sink.blind = sink.blind or alternative.blind
     if not subcommands and not sink.problems:
         sink.problems.append("no command" if not sink.comments else "only a comment")
@@ -935,6 +940,7 @@ def _parse(text: str) -> ParsedCommand:
         understood=why is None,
         why=why,
         fully_scanned=not sink.blind,
+        redirect_targets=tuple(sink.targets),
     )
 
 
