@@ -586,6 +586,44 @@ class TestFiles:
         assert policy.evaluate(ToolCall("status", {})).layer == "default"
 
 
+class TestPathsOfOtherSources:
+    """A call's relative path names a file under the policy's working directory, whichever source's rule
+    meets it: a user-level deny of a project file is not dodged by naming the file relatively."""
+
+    def _policy(self, mode: LayeredMode = "default") -> LayeredPolicy:
+        from ask_permissions import SettingsSource
+
+        sources = [
+            SettingsSource("user", "/home/dev/.agent", None, deny=(f"Read(/{PROJECT}/deploy/prod.key)",)),
+            SettingsSource("managed", "/etc/agent", None, deny=(f"Edit(/{PROJECT}/deploy/**)",)),
+            SettingsSource("project", PROJECT, None, allow=("Read(./**)", "Edit(./**)")),
+        ]
+        return LayeredPolicy(
+            queue=ApprovalQueue(),
+            settings=PermissionSettings(sources, project_dir=PROJECT),
+            mode=mode,
+            cwd=PROJECT,
+        )
+
+    @pytest.mark.parametrize("path", ["deploy/prod.key", "./deploy/prod.key", "src/../deploy/prod.key"])
+    def test_a_relative_path_meets_an_absolute_deny(self, path: str) -> None:
+        """Blocked by the user's deny, as the absolute path is."""
+        policy = self._policy()
+        assert policy.before_tool_call(ToolCall("Read", {"file_path": path}))["action"] == "block"
+        absolute = ToolCall("Read", {"file_path": f"{PROJECT}/deploy/prod.key"})
+        assert policy.before_tool_call(absolute)["action"] == "block"
+
+    def test_bypass_does_not_lift_a_managed_deny_met_relatively(self) -> None:
+        """The managed deny of deploy/** holds for a relative path in bypassPermissions."""
+        policy = self._policy("bypassPermissions")
+        assert policy.before_tool_call(ToolCall("Edit", {"file_path": "deploy/run.sh"}))["action"] == "block"
+
+    def test_other_relative_paths_are_still_allowed(self) -> None:
+        """The project's allow still reads relative paths at the project."""
+        policy = self._policy()
+        assert policy.before_tool_call(ToolCall("Read", {"file_path": "src/app.py"})) == {"action": "proceed"}
+
+
 class TestAutoMode:
     """A reviewer answers asks; safety checks and ask rules still go to a person; a breaker stops it."""
 

@@ -113,6 +113,18 @@ class TestMatching:
         """The path is the argument at the key, else the default keys, or a plain string argument."""
         assert pattern("src/*", key=key).matches(arguments, decision) is expected
 
+    def test_a_named_users_home_is_read_as_a_tool_expands_it(self) -> None:
+        """ "~root/x" is root's home to os.path.expanduser: a deny of that home meets it, and an allow of the
+        working directory no longer does (it is also read as a folder named "~root" there)."""
+        root_home = os.path.expanduser("~root")
+        if root_home == "~root":
+            pytest.skip("no user root on this machine")
+        deny = PathPattern(f"/{root_home}/.ssh/**", root=ROOT, home=HOME)
+        allow = PathPattern("**", root=ROOT, home=HOME)
+        assert deny.matches_path("~root/.ssh/id_rsa", "deny")
+        assert not allow.matches_path("~root/.ssh/id_rsa", "allow")
+        assert allow.matches_path("src/~notes.txt", "allow")
+
     def test_symlinks_are_not_resolved(self, tmp_path: Path) -> None:
         """A symlink is matched by the path as written, not by where it points (a documented limit)."""
         (tmp_path / "outside").mkdir()

@@ -160,7 +160,7 @@ class _Call:
         self.arguments = arguments
         self.call_id = call_id
         self.context = context
-        self.matched: LayeredMatch | None = state.rules.explain(name, arguments)
+        self.matched: LayeredMatch | None = state.rules.explain(name, _anchored(state, name, arguments))
         self.tool: ToolMetadata = state.tools.lookup(name)
         self._checked = False
         self._tool_check: PermissionCheck | None = None
@@ -234,6 +234,22 @@ class _Call:
                     )
                 self._tool_check = answer
         return self._tool_check
+
+
+def _anchored(state: _State, name: str, arguments: object) -> object:
+    """The arguments as the rules read them: a path tool's relative paths made absolute at the policy's
+    working directory, so that a source's rules (each read from its own folder) meet the file the call
+    names, not one below that folder ("deploy/prod.key" against a user-level deny of the project's key)."""
+    kind = state.kinds.get(name) or BUILTIN_KINDS.get(name)
+    if kind is None or kind.kind != "path" or not isinstance(arguments, Mapping):
+        return arguments
+    keys = (kind.key,) if kind.key is not None else _PATH_KEYS
+    changed = {
+        key: normalize_path(posixpath.join(state.cwd, value))
+        for key in keys
+        if isinstance(value := arguments.get(key), str) and value and not value.startswith(("/", "~"))
+    }
+    return {**arguments, **changed} if changed else arguments
 
 
 def _matched_rule(matched: LayeredMatch) -> MatchedRule:

@@ -283,7 +283,13 @@ class PathPattern:
             return (normalize_path(self.home + path[1:]), normalize_path(self.root + "/" + path))
         if path.startswith("/"):
             return (normalize_path(path),)
-        return (normalize_path(self.root + "/" + path),)
+        relative = normalize_path(self.root + "/" + path)
+        if path.startswith("~"):
+            # "~user/..." is that user's home to a tool that expands it (os.path.expanduser does).
+            expanded = os.path.expanduser(path)
+            if expanded != path and expanded.startswith("/"):
+                return (relative, normalize_path(expanded))
+        return (relative,)
 
     # -- snapshots -----------------------------------------------------------------------------------------
 
