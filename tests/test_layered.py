@@ -535,6 +535,40 @@ class TestPersistedAnswers:
         ]
         assert policy.before_tool_call(ToolCall("deploy", {}, "d"))["suggestions"] == ["deploy"]  # type: ignore[typeddict-item]
 
+    @pytest.mark.parametrize(
+        ("call", "later"),
+        [
+            (bash("rm -f *"), bash("rm -f /etc/passwd /root/.ssh/id_rsa")),
+            (bash("cat *"), bash("cat /etc/shadow")),
+            (bash("ls ?"), bash("ls /")),
+            (edit("/work/project/**"), edit("/work/project/src/app.py")),
+            (edit("/work/project/*.py"), edit("/work/project/setup.py")),
+            (
+                ToolCall("WebFetch", {"url": "https://*.example.com/"}, "w"),
+                ToolCall("WebFetch", {"url": "https://evil.example.com/"}, "w2"),
+            ),
+        ],
+        ids=[
+            "shell-star",
+            "shell-star-read",
+            "shell-question-mark",
+            "path-double-star",
+            "path-star",
+            "host-star",
+        ],
+    )
+    def test_a_session_answer_covers_only_its_call(self, call: ToolCall, later: ToolCall) -> None:
+        """A call whose text holds a wildcard character: the session rule (if any) is not a wildcard, and
+        none of the suggestions allows another call."""
+        policy, _ = _policy()
+        result = policy.before_tool_call(call)
+        assert result["action"] == "pending"
+        for text in result.get("suggestions", []):
+            probe, _ = _policy({"project": {"allow": [text]}})
+            assert probe.evaluate(later).outcome == "pending", text
+        policy.approve(result["action_id"], scope="session")
+        assert policy.evaluate(later).outcome == "pending"
+
     def test_settings_changes_reach_a_running_policy(self) -> None:
         """Rules added to a runtime source apply to the next call."""
         policy, _ = _policy()

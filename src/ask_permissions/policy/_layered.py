@@ -786,14 +786,38 @@ def rules_for_call(state: _State, name: str, arguments: object) -> list[str]:
         return [name] if _allows(name, call) else []
     texts: list[str] = []
     if kind.kind == "shell":
-        command = call.command()
-        texts = [] if command is None else [f"{name}({command})"]
+        words = _single_command(call)
+        texts = [] if words is None else [f"{name}({_rule_words(words)})"]
     elif kind.kind == "path":
-        texts = [f"{name}(/{path})" for path in call.paths() or ()]
+        texts = [f"{name}(/{path})" for path in call.paths() or () if not _GLOB.search(path)]
     else:
         host = _host(call.url())
-        texts = [] if host is None else [f"{name}(domain:{host})"]
+        texts = [] if host is None or _GLOB.search(host) else [f"{name}(domain:{host})"]
     return [text for text in texts if _allows(text, call)]
+
+
+# A path or host holding one of these would be a wildcard as rule text (path specifiers have no escapes).
+_GLOB: Final = re.compile(r"[*?\[]")
+
+
+_PLAIN_WORD: Final = re.compile(r"[\w@%+=:,./^-][\w@%+=:,./~^-]*")
+
+
+def _rule_words(words: tuple[str, ...]) -> str:
+    """Words as a command specifier reads them back: plain ones as they are, others quoted (a quoted ``*``
+    is a literal ``*``)."""
+    return " ".join(word if _PLAIN_WORD.fullmatch(word) else shlex.quote(word) for word in words)
+
+
+def _single_command(call: _Call) -> tuple[str, ...] | None:
+    """The words of the call's command when it is one understood command without assignments: what a rule
+    for exactly it is written from (each word quoted as needed, so a ``*`` in it stays a ``*``)."""
+    command = call.command()
+    parsed = None if command is None else parse_command(command)
+    if parsed is None or not parsed.understood or len(parsed.subcommands) != 1:
+        return None
+    sub = parsed.subcommands[0]
+    return None if sub.assignments or not sub.words else sub.words
 
 
 def _host(url: str | None) -> str | None:
@@ -817,23 +841,24 @@ def suggestions_for(call: _Call) -> list[str]:
     if kind is None:
         found = [name]
     elif kind.kind == "shell":
-        command = call.command()
-        parsed = None if command is None else parse_command(command)
-        if parsed is not None and parsed.understood and len(parsed.subcommands) == 1:
-            sub = parsed.subcommands[0]
-            found.append(f"{name}({command})")
-            if len(sub.words) >= 3 and not sub.assignments and not sub.wrappers:
-                found.append(f"{name}({' '.join(sub.words[:2])} *)")
+        words = _single_command(call)
+        if words is not None:
+            found.append(f"{name}({_rule_words(words)})")
+            parsed = parse_command(call.command() or "")
+            if len(words) >= 3 and not parsed.subcommands[0].wrappers:
+                found.append(f"{name}({_rule_words(words[:2])} *)")
     elif kind.kind == "path":
         for path in call.paths() or ():
             relative = _relative(path, state.cwd)
+            if _GLOB.search(relative):
+                continue  # as rule text it would be a wildcard: only a one-off yes says "this file"
             found.append(f"{name}({relative})")
             directory = posixpath.dirname(relative) if relative.startswith("./") else None
             if directory:
                 found.append(f"{name}({directory}/**)")
     else:
         host = _host(call.url())
-        if host is not None:
+        if host is not None and not _GLOB.search(host):
             found.append(f"{name}(domain:{host})")
     return [text for text in dict.fromkeys(found) if _allows(text, call)]
 
