@@ -182,6 +182,19 @@ class TestShowApproveReject:
         assert_one_line_error(err, text)
         assert queue.is_pending(1)
 
+    @pytest.mark.parametrize("command", [["show"], ["approve"], ["reject"]])
+    def test_an_empty_session_is_bad_input(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore, command: list[str]
+    ) -> None:
+        """--session "" (an unset variable, say) exits 2; it never falls back to the default session."""
+        default = ApprovalQueue(store=store)
+        submitted = default.submit(tool_call_id="c1", tool_name="bash")
+        status, out, err = run(capsys, store_url, command[0], str(submitted), "--session", "")
+        assert (status, out) == (2, "")
+        assert_one_line_error(err, "session: expected 1 to 200 printable characters")
+        assert default.is_pending(submitted)
+        default.reject(submitted)
+
 
 class TestWatch:
     """watch prints the pending actions, then each new one as another process submits it."""

@@ -97,6 +97,8 @@ class TestMatching:
             pytest.param("domain:127.0.0.1", "http://127.1/", id="short-ipv4"),
             pytest.param("domain:127.0.0.1", "http://0177.0.0.1/", id="octal-ipv4"),
             pytest.param("domain:[::1]", "http://[0:0::1]/", id="ipv6-spelling"),
+            pytest.param("domain:169.254.169.254", "http://[::ffff:169.254.169.254]/", id="ipv4-mapped"),
+            pytest.param("domain:169.254.169.254", "http://[::ffff:a9fe:a9fe]/latest/", id="ipv4-mapped-hex"),
             pytest.param("domain:bücher.de", "https://bücher.de/", id="unicode-host"),
             pytest.param("domain:example.com", "https://EXAMPLE.com\u3002/", id="ideographic-trailing-dot"),
         ],

@@ -120,7 +120,7 @@ def _store_error(url: str, error: Exception) -> Exception:
 
 
 def _queue(store: ApprovalStore, options: argparse.Namespace) -> ApprovalQueue:
-    return ApprovalQueue(store=store, session=options.session or DEFAULT_SESSION)
+    return ApprovalQueue(store=store, session=DEFAULT_SESSION if options.session is None else options.session)
 
 
 def _pending(store: ApprovalStore, session: str | None) -> list[tuple[str, Action]]:

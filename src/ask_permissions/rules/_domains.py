@@ -54,9 +54,14 @@ def _host_forms(host: str) -> tuple[set[str], bool]:
     """
     if host.startswith("[") and host.endswith("]"):
         try:
-            compressed = ipaddress.IPv6Address(host[1:-1]).compressed
+            address = ipaddress.IPv6Address(host[1:-1])
         except ValueError:
             return {host.lower()}, False
+        compressed = address.compressed
+        mapped = address.ipv4_mapped
+        if mapped is not None:
+            # [::ffff:169.254.169.254] reaches 169.254.169.254 through a dual-stack socket.
+            return {f"[{compressed}]", str(mapped)}, False
         return {f"[{compressed}]"}, host[1:-1] == compressed
     clear = True
     if "%" in host:
