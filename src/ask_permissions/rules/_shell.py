@@ -41,8 +41,9 @@ _SCAN_LIMIT: Final = 10 * MAX_COMMAND_LENGTH
 _MAX_DEPTH: Final = 8
 """How deeply substitutions, groups and ``bash -c`` scripts are read; deeper, deny and ask match."""
 
-_MAX_LAUNCHER_READINGS: Final = 6
-"""How many later words of a launcher (``sudo``, ``env``, …) are tried as the command it starts."""
+_MAX_LAUNCHER_READINGS: Final = 64
+"""How many later words of a launcher (``sudo``, ``env``, …) are tried as the command it starts; a launcher
+with more leaves the command not fully read, so deny and ask match it."""
 
 
 @final
@@ -246,7 +247,8 @@ _LAUNCHERS: Final = frozenset(
     {"sudo", "doas", "su", "runuser", "env", "exec", "xargs", "nice", "ionice", "timeout", "stdbuf"}
     | {"nohup", "time", "command", "builtin", "noglob", "watch", "setsid", "chrt", "taskset", "unbuffer"}
     | {"flock", "strace", "ltrace", "chronic", "chroot", "nsenter", "unshare", "ssh", "script", "eval"}
-    | {"parallel", "torsocks", "proxychains", "firejail", "caffeinate", "busybox"}
+    | {"parallel", "torsocks", "proxychains", "firejail", "caffeinate", "busybox", "pkexec", "systemd-run"}
+    | {"eatmydata", "fakeroot", "screen", "tmux", "sg", "trap", "nocorrect", "catchsegv", "valgrind"}
 )
 
 
@@ -394,6 +396,9 @@ class _Scanner:
             return
         target = self.word()
         self.sink.targets.append(target.value)
+        if operator == "<<<":
+            # A here-string is a shell's script when a shell reads it (bash <<< 'rm -rf x'): deny sees it.
+            self.read_script(target.value, lenient=True)
         harmless = (
             (operator in (">", ">>") and descriptor in (None, "1", "2") and target.raw == "/dev/null")
             or (operator in ("&>", "&>>") and descriptor is None and target.raw == "/dev/null")
@@ -439,6 +444,7 @@ class _Scanner:
                 if brace is not None and len(chars) > brace + 1:
                     # Conservative: bash expands only {a,b} and {1..3}, but {x} is refused as well.
                     self.problem("a brace expansion { … }")
+                    self.expansions += 1  # {rm,-rf,x} runs rm: as a name, it may be any program
                 brace = None
             elif char != "]":  # an unquoted * ? or [
                 glob = True
@@ -803,6 +809,8 @@ class _Scanner:
             if word.startswith("-") or _ASSIGNMENT.match(word) or not word:
                 continue
             if tried == _MAX_LAUNCHER_READINGS:
+                # More words than readings tried: the command may hide behind them, so deny and ask match.
+                self.sink.blind = True
                 break
             tried += 1
             if any(char in word for char in " \t\n;&|"):
