@@ -160,6 +160,21 @@ class TestFoldedNames:
         record = policy.evaluate(ToolCall(name, {}, "tc"))
         assert (record.outcome, record.layer, record.auto_approvable) == ("pending", "always_ask", False)
 
+    @pytest.mark.parametrize(
+        ("declared", "layer"),
+        [({"approval_required": True}, "approval_required"), ({"risk_level": "critical"}, "elevated_risk")],
+        ids=["approval-required", "elevated-risk"],
+    )
+    @pytest.mark.parametrize("name", ["Deploy", "DEPLOY", "deploy\u200b"], ids=ascii)
+    def test_every_prompting_declaration_meets_look_alikes(
+        self, declared: dict[str, object], layer: str, name: str
+    ) -> None:
+        """approval_required and an elevated risk level reach a look-alike name as always_ask does."""
+        policy = ApprovalPolicy(queue=ApprovalQueue(), tools={"deploy": declared})
+        assert policy.evaluate(ToolCall("deploy", {}, "tc")).layer == layer
+        record = policy.evaluate(ToolCall(name, {}, "tc"))
+        assert (record.outcome, record.layer) == ("pending", layer)
+
     def test_folding_never_lends_a_registered_tools_other_declarations(self) -> None:
         """A look-alike name does not borrow "no side effects" from the tool it resembles."""
         policy = ApprovalPolicy(

@@ -105,8 +105,10 @@ class ToolRegistry:
     with a ``name`` is indexed once, when the policy is built (the first tool of a name wins).
 
     A call whose name is not registered but folds to a registered name (``Deploy``, ``deploy\u200b`` for
-    ``deploy``) is asked about when that tool declares ``always_ask``: folding only ever adds the prompt,
-    never the other declarations (a host that runs ``Deploy`` as ``deploy`` must not see it prompt less).
+    ``deploy``) gets that tool's declarations that add a prompt (``approval_required``, ``always_ask``, an
+    elevated ``risk_level``, ``destructive``), never those that relax one (``auto_approvable``,
+    ``read_only``, a ``side_effect_scope`` of ``"none"``): a host that runs ``Deploy`` as ``deploy`` must
+    not see it prompt less.
     Other indexables cannot list their names, so they are looked up exactly.
     """
 
@@ -151,12 +153,10 @@ class ToolRegistry:
                 tool = None
         if tool is not None:
             return read_metadata(tool, layered=self._layered)
-        if self._folded_always_asks(name):
-            return _ALWAYS_ASK
-        return NO_METADATA
+        return self._folded_prompts(name)
 
-    def _folded_always_asks(self, name: str) -> bool:
-        """Whether a registered tool whose name folds like ``name`` declares ``always_ask``."""
+    def _folded_prompts(self, name: str) -> ToolMetadata:
+        """The prompting declarations of the registered tools whose names fold like ``name``."""
         folded = fold_tool_name(name)
         if self._folded is not None:
             candidates: Iterable[object] = self._folded.get(folded, ())
@@ -168,11 +168,18 @@ class ToolRegistry:
                 if isinstance(key, str) and fold_tool_name(key) == folded
             )
         else:
-            return False
-        return any(tool is not None and read_metadata(tool).always_ask for tool in candidates)
-
-
-_ALWAYS_ASK: Final = dataclasses.replace(NO_METADATA, always_ask=True)
+            return NO_METADATA
+        found = [read_metadata(tool, layered=self._layered) for tool in candidates if tool is not None]
+        if not found:
+            return NO_METADATA
+        elevated = [meta.risk_level for meta in found if meta.is_elevated_risk]
+        return dataclasses.replace(
+            NO_METADATA,
+            approval_required=any(meta.approval_required for meta in found),
+            always_ask=any(meta.always_ask for meta in found),
+            risk_level="critical" if "critical" in elevated else (elevated[0] if elevated else None),
+            destructive=any(meta.destructive for meta in found),
+        )
 
 
 def _by_folded_name(entries: Iterable[tuple[str, object]]) -> Mapping[str, tuple[object, ...]]:
