@@ -290,6 +290,30 @@ class TestAsyncResolver:
         assert action is not None
         assert action.is_rejected
 
+    def test_a_cancel_while_the_approval_is_applied_wins(self) -> None:
+        """A cancel that lands inside the approval (from its callback, in the task): no proceed returns."""
+        returned: list[object] = []
+
+        def cancel_the_task(action: object) -> None:
+            task = asyncio.current_task()
+            assert task is not None
+            task.cancel()
+
+        async def resolver(request: PermissionRequest) -> bool:
+            return True
+
+        async def main() -> None:
+            async def step() -> None:
+                returned.append(await policy.adecide(CALL, resolver=resolver))
+
+            task = asyncio.create_task(step())
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        policy, _ = _policy(queue=ApprovalQueue(on_approve=cancel_the_task))
+        asyncio.run(main())
+        assert returned == []
+
 
 class TestResolutionRecords:
     """An ask resolved later, through the policy, emits one more record with the same action id."""

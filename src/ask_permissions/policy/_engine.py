@@ -609,12 +609,16 @@ class Engine(Generic[F]):
             self._reject_as(ask.action_id, "the resolver failed", "ask_denied")
             raise
         try:
-            return self._answered(ask, answer)
+            result = self._answered(ask, answer)
         finally:
             # A cancel that arrived while the answer was applied still wins over it.
             task = asyncio.current_task()
-            if task is not None and task.cancelling():
+            cancelled = task is not None and task.cancelling() > 0
+            if cancelled:
                 self._cancelled_late(ask)
+        if cancelled:
+            raise asyncio.CancelledError  # never a proceed to a caller that was cancelled
+        return result
 
     async def _ask_first_off_the_loop(
         self, tool_call: object, context: object, resolver: Resolver | None
