@@ -261,6 +261,25 @@ class TestCorruptRows:
         finally:
             raw(store_url, "DELETE FROM ask_permissions_grants WHERE session = ?", session)
 
+    def test_a_corrupt_session_name_is_refused(
+        self, store_url: str, opened: Callable[..., ApprovalStore]
+    ) -> None:
+        """A session name no queue could have written (a control character) raises when listed."""
+        session = fresh_session()
+        store = opened()
+        ApprovalQueue(store=store, session=session).submit(tool_call_id="c1", tool_name="bash")
+        bad = session + "\x1b[2J"
+        for table in ("ask_permissions_actions", "ask_permissions_sessions"):
+            raw(store_url, f"UPDATE {table} SET session = ? WHERE session = ?", bad, session)
+        try:
+            with pytest.raises(CorruptStoreError, match="expected a session name"):
+                store.all_pending()
+            with pytest.raises(CorruptStoreError, match="expected a session name"):
+                store.sessions()
+        finally:
+            for table in ("ask_permissions_actions", "ask_permissions_sessions"):
+                raw(store_url, f"DELETE FROM {table} WHERE session = ?", bad)
+
 
 class TestForeignData:
     """Another schema version, or another program's table of the same name, is refused at open."""

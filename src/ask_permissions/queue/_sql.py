@@ -27,7 +27,7 @@ from ask_permissions.typing import ResolutionScope
 
 from ._action import SCOPES, Action
 from ._args import MAX_JSON_DEPTH, read_json
-from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState
+from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState, check_session
 
 __all__ = ["DEFAULT_LEASE", "SCHEMA_VERSION", "Execute", "SqlStore", "positive_seconds"]
 
@@ -452,11 +452,24 @@ class SqlStore(ApprovalStore):
         return sorted(names)
 
     def sessions(self) -> list[str]:
-        return [session for (session,) in self._execute(self._statement("sessions"), {})]
+        return [self._session_name(session) for (session,) in self._execute(self._statement("sessions"), {})]
 
     def all_pending(self) -> list[tuple[str, Action]]:
         rows = self._execute(self._statement("all_pending"), {"now": self._now()})
-        return [(row[0], decode_action(row[1:], row[0], self._where)) for row in rows]
+        return [
+            (session, decode_action(row[1:], session, self._where))
+            for row in rows
+            for session in (self._session_name(row[0]),)
+        ]
+
+    def _session_name(self, value: object) -> str:
+        """A session name as read back; ``CorruptStoreError`` for anything ``check_session`` refuses."""
+        try:
+            return check_session(value)
+        except (TypeError, ValueError):
+            raise corrupt(
+                f"{self._where}: ask_permissions_sessions.session", "a session name", value
+            ) from None
 
     def close(self) -> None:
         self._closed.set()
