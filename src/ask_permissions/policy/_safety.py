@@ -276,6 +276,12 @@ def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths)
     # Most commands are plain and name nothing protected: one search settles them at once.
     if _SPELLING.search(command) is None and protected.needles.search(re.sub("['\"]", "", command)) is None:
         return None
+    return _scanned(command, cwd, home, protected)
+
+
+@functools.lru_cache(maxsize=1024)
+def _scanned(command: str, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
+    """The full scan (three readings of the command; tens of microseconds), kept for repeated commands."""
     parsed = parse_command(command)
     if not parsed.fully_scanned:
         return SafetyFinding(
