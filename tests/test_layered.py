@@ -309,6 +309,18 @@ CASES = [
         mode="acceptEdits",
     ),
     Case(
+        "accept-edits-not-a-tilde-plus-path",
+        bash("cp key.pub ~+/../.ssh/authorized_keys"),
+        ("pending", "default"),
+        mode="acceptEdits",
+    ),
+    Case(
+        "accept-edits-not-an-expanded-path",
+        bash("cp key.pub $DEST"),
+        ("pending", "default"),
+        mode="acceptEdits",
+    ),
+    Case(
         "accept-edits-not-a-quoted-protected-path",
         bash("cp x .g''it/hooks/pre-commit"),
         ("pending", "safety_check"),
@@ -646,6 +658,11 @@ class TestPathsOfOtherSources:
         assert policy.before_tool_call(ToolCall("Read", {"file_path": path}))["action"] == "block"
         absolute = ToolCall("Read", {"file_path": f"{PROJECT}/deploy/prod.key"})
         assert policy.before_tool_call(absolute)["action"] == "block"
+
+    def test_a_plain_string_argument_is_anchored_too(self) -> None:
+        """A path tool called with the path as its whole argument meets the user's deny as well."""
+        policy = self._policy()
+        assert policy.before_tool_call(ToolCall("Read", "deploy/prod.key"))["action"] == "block"
 
     def test_bypass_does_not_lift_a_managed_deny_met_relatively(self) -> None:
         """The managed deny of deploy/** holds for a relative path in bypassPermissions."""

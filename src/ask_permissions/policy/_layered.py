@@ -53,6 +53,7 @@ _PATH_KEYS: Final = ("file_path", "path", "notebook_path")
 _URL_KEYS: Final = ("url",)
 _EDIT_COMMANDS: Final = frozenset({"mkdir", "touch", "mv", "cp"})
 """The shell commands ``acceptEdits`` allows when every path they name lies inside the working directories."""
+_SHELL_EXPANDS: Final = re.compile(r"^~(?!/|$)|[$`{]")
 _EDIT_FLAGS: Final = re.compile(
     r"-[rRpfvniaul]+|--(?:recursive|parents|force|verbose|no-clobber|interactive|archive|update|link)"
 )
@@ -241,7 +242,13 @@ def _anchored(state: _State, name: str, arguments: object) -> object:
     working directory, so that a source's rules (each read from its own folder) meet the file the call
     names, not one below that folder ("deploy/prod.key" against a user-level deny of the project's key)."""
     kind = state.kinds.get(name) or BUILTIN_KINDS.get(name)
-    if kind is None or kind.kind != "path" or not isinstance(arguments, Mapping):
+    if kind is None or kind.kind != "path":
+        return arguments
+    if isinstance(arguments, str):
+        # A plain string argument is the path itself, as path specifiers read it.
+        absolute = arguments and not arguments.startswith(("/", "~"))
+        return normalize_path(posixpath.join(state.cwd, arguments)) if absolute else arguments
+    if not isinstance(arguments, Mapping):
         return arguments
     keys = (kind.key,) if kind.key is not None else _PATH_KEYS
     changed = {
@@ -416,8 +423,8 @@ def _edits_inside(call: _Call) -> bool:
         if any(_EDIT_FLAGS.fullmatch(option) is None for option in options):
             return False  # an option may name a path of its own (cp -t DIR, --target-directory=DIR)
         operands = [word for word in sub.words[1:] if not word.startswith("-")]
-        if not operands:
-            return False
+        if not operands or any(_SHELL_EXPANDS.search(word) for word in operands):
+            return False  # ~+ is $PWD, ~- $OLDPWD: a path the shell works out is not one read here
         for word in operands:
             path = normalize_path(posixpath.join(call.state.cwd, os.path.expanduser(word)))
             if not _inside(path, directories):

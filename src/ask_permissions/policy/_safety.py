@@ -57,26 +57,31 @@ class ProtectedPaths:
 
     @property
     def needles(self) -> re.Pattern[str]:
-        """Finds any protected name, or ``rm``, case-insensitively: a plain command (no quote tricks, globs,
-        expansions or escapes; see ``check_shell``) without one cannot touch a protected path or remove a
-        tree (worked out once per set of protected paths)."""
+        """Finds any protected name, ``rm`` or ``delete``, case-insensitively: a plain command (no quote
+        tricks, globs, expansions, groups or escapes; see ``check_shell``) without one cannot touch a
+        protected path or remove a tree (worked out once per set of protected paths)."""
         return _needles(self.directories | self.files)
 
     def extended(self, *, directories: Iterable[str] = (), files: Iterable[str] = ()) -> ProtectedPaths:
         """These protected paths and more (a host's own guardrail files, say)."""
         return ProtectedPaths(self.directories | frozenset(directories), self.files | frozenset(files))
 
-    def touched_by(self, path: str, *, pattern: bool = False) -> str | None:
-        """The protected name ``path`` touches, or ``None``; names compare case-insensitively, and with
-        ``pattern`` a component holding ``*``, ``?`` or ``[`` is a glob that may name one (``.g?t``)."""
+    def touched_by(self, path: str, *, pattern: bool = False, dotglob: bool = False) -> str | None:
+        """The protected name ``path`` touches, or ``None``; names compare case-insensitively.
+
+        With ``pattern`` a component is read as the shell would expand it: a glob (``.g?t``, ``.[^x]it``,
+        ``.@(g)it``), braces (``.{g,x}it``), an expansion (``.bashrc$u``, ``${u:-.git}``) may name a
+        protected name that starts with a dot, as the shell matches a leading dot only literally (unless
+        ``dotglob``); protected names without a dot are compared exactly.
+        """
         parts = [part for part in path.replace("\\", "/").split("/") if part]
         directories, files = _folded(self.directories), _folded(self.files)
         for part in parts:
-            touched = _protected_name(part, directories, pattern)
+            touched = _protected_name(part, directories, pattern, dotglob)
             if touched is not None:
                 return touched + "/"
         if parts:
-            return _protected_name(parts[-1], files, pattern)
+            return _protected_name(parts[-1], files, pattern, dotglob)
         return None
 
 
@@ -85,25 +90,62 @@ def _folded(names: frozenset[str]) -> dict[str, str]:
     return {name.casefold(): name for name in names}
 
 
-def _protected_name(part: str, names: dict[str, str], pattern: bool) -> str | None:
+def _protected_name(part: str, names: dict[str, str], pattern: bool, dotglob: bool = False) -> str | None:
     folded = part.casefold()
     found = names.get(folded)
-    if found is not None or not pattern or not any(char in part for char in "*?["):
+    if found is not None or not pattern or _SHELL_SPECIAL.search(part) is None:
         return found
-    if not folded.strip("*"):
-        return None  # "*" alone names every file: it would make every "ls *" ask, and targets none
-    for name_folded, name in names.items():
-        # A shell glob matches a leading dot only literally: "*" is not ".git".
-        if name_folded.startswith(".") and not folded.startswith("."):
-            continue
-        if fnmatch.fnmatchcase(name_folded, folded):
-            return name
+    for form in _glob_forms(folded):
+        if not form.strip("*"):
+            continue  # "*" alone names every file: it would make every "ls *" ask, and targets none
+        for name_folded, name in names.items():
+            if not name_folded.startswith("."):
+                continue  # pip.conf, config.fish: only named exactly ("ls p*" does not ask)
+            if not (form.startswith(".") or dotglob):
+                continue  # a glob matches a leading dot only literally
+            if fnmatch.fnmatchcase(name_folded, form):
+                return name
     return None
+
+
+_SHELL_SPECIAL: Final = re.compile(r"[*?\[{$`(]")
+_BRACES: Final = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_PARAMETER: Final = re.compile(r"\$\{[^}]*\}|\$\w+|\$.|`[^`]*`")
+_DEFAULT: Final = re.compile(r"\$\{\w+:?[-=+?]([^}]*)\}")
+_EXTGLOB: Final = re.compile(r"[@+!*?]\([^)]*\)")
+_BRACKET: Final = re.compile(r"\[(?:\[:\w+:\]|[^\]])+\]")
+
+
+def _glob_forms(component: str) -> list[str]:
+    """What a shell word's component may expand to, as fnmatch patterns over-approximating it: braces
+    expanded, an expansion's default text kept and any expansion a ``*``, extglob groups a ``*``, and a
+    bracket expression (``[^x]``, ``[[:alpha:]]``) any one character."""
+    forms = [component]
+    for _ in range(4):  # braces, a few levels deep
+        expanded: list[str] = []
+        for form in forms:
+            match = _BRACES.search(form)
+            if match is None:
+                expanded.append(form)
+                continue
+            expanded.extend(
+                form[: match.start()] + option + form[match.end() :] for option in match[1].split(",")
+            )
+        forms = expanded[:64]
+    result: list[str] = []
+    for form in forms:
+        defaults = [form[: m.start()] + m[1] + form[m.end() :] for m in _DEFAULT.finditer(form)]
+        result.extend(
+            _BRACKET.sub("?", _EXTGLOB.sub("*", _PARAMETER.sub("*", variant)))
+            for variant in (form, *defaults)
+        )
+    return result
 
 
 @functools.lru_cache(maxsize=16)
 def _needles(names: frozenset[str]) -> re.Pattern[str]:
-    return re.compile("|".join(re.escape(name) for name in sorted({*names, "rm"})), re.IGNORECASE)
+    words = {*names, "rm", "delete", "config", "core.", "submodule", "rev-parse", "install"}
+    return re.compile("|".join(re.escape(name) for name in sorted(words)), re.IGNORECASE)
 
 
 PROTECTED_PATHS: Final = ProtectedPaths(
@@ -187,6 +229,14 @@ def _sub_commands(command: str) -> Iterator[list[str]]:
             yield split
 
 
+def _blank_split(command: str) -> list[str]:
+    """The words of the whole command split at blanks only, quotes removed where they pair up."""
+    try:
+        return shlex.split(command, comments=False, posix=True)
+    except ValueError:
+        return command.split()
+
+
 def _operator_aware(command: str) -> Iterator[list[str]]:
     """The words of each sub-command as a quote-aware split at the shell's operators reads them."""
     lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
@@ -209,12 +259,31 @@ def _operator_aware(command: str) -> Iterator[list[str]]:
 _WRAPPERS: Final = frozenset({"sudo", "doas", "command", "builtin", "nohup", "time", "nice", "env", "exec"})
 
 
-def _removal_targets(words: list[str]) -> Iterator[str]:
-    """The operands of an ``rm`` (after wrappers such as ``sudo``)."""
+def _removal_targets(words: list[str], home: str = "~") -> Iterator[str]:
+    """What a command removes: the operands of an ``rm`` (after wrappers such as ``sudo``), the roots of a
+    ``find … -delete`` or ``rsync --delete`` destination, and ``/`` for an ``rm`` fed by ``xargs`` (its
+    operands come from its input, which the scan cannot see)."""
     index = 0
     while index < len(words) and (words[index] in _WRAPPERS or "=" in words[index]):
         index += 1
-    if index >= len(words) or posixpath.basename(words[index]) not in ("rm", "rmdir"):
+    if index >= len(words):
+        return
+    program = posixpath.basename(words[index])
+    if program == "find" and any(word in ("-delete", "-exec", "-execdir") for word in words):
+        for word in words[index + 1 :]:
+            if word.startswith(("-", "(", "!")):
+                break
+            yield word
+        return
+    if program == "rsync" and any(word.startswith("--delete") for word in words):
+        operands = [word for word in words[index + 1 :] if not word.startswith("-")]
+        if operands:
+            yield operands[-1]
+        return
+    if program == "xargs" and any(posixpath.basename(word) in ("rm", "rmdir") for word in words[index + 1 :]):
+        yield "/"  # whatever its input names
+        return
+    if program not in ("rm", "rmdir"):
         return
     options_done = False
     for word in words[index + 1 :]:
@@ -237,10 +306,13 @@ def _resolved(word: str, cwd: str, home: str) -> str:
 
 
 def _fixed_part(target: str) -> str:
-    """The path up to its first component holding a glob: what a globbed removal empties at least."""
+    """The directory a glob of every name in it empties (``~/*``, ``./.*``, ``/?*``): removing all it holds
+    is removing it. A glob of some names (``*.pyc``) is left as it is, and removes no tree."""
     parts = target.split("/")
     for index, part in enumerate(parts):
         if any(char in part for char in "*?["):
+            if part.lstrip(".").strip("*?") or index != len(parts) - 1:
+                return target
             return "/".join(parts[:index]) or ("/" if target.startswith("/") else ".")
     return target
 
@@ -267,8 +339,10 @@ def _dangerous_removal(target: str, cwd: str, home: str) -> str | None:
 
 # Text that a word may be spelled with so that the raw command does not show what it names: quotes are
 # dropped before the quick search, and anything else here sends the command to the full scan.
-_SPELLING: Final = re.compile(r"[\\$`*?\[{]")
+_SPELLING: Final = re.compile(r"[\\$`*?\[{(]")
 _CHANGES_DIRECTORY: Final = frozenset({"cd", "pushd", "popd"})
+_CHDIR_OPTIONS: Final = frozenset({"-C", "--chdir", "-D"})  # env -C DIR, sudo -D DIR
+_UNKNOWN_TARGET: Final = re.compile(r"[$`{]|^~[+-]")
 
 
 def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
@@ -290,37 +364,111 @@ def _scanned(command: str, cwd: str, home: str, protected: ProtectedPaths) -> Sa
     readings = [
         *_sub_commands(command),
         *_operator_aware(command),
+        _blank_split(command),  # extglob groups stay in their words: cp x .@(g)it/hooks/
         *(list(sub.words) for sub in parsed.visible),
         list(parsed.redirect_targets),
     ]
-    moves = any(words and posixpath.basename(words[0]) in _CHANGES_DIRECTORY for words in readings)
+    moves = any(_moves(words) for words in readings)
+    dotglob = "dotglob" in command or "GLOBIGNORE" in command
     for words in readings:
-        for target in _removal_targets(words):
-            if moves and not target.startswith(("/", "~", "$HOME", "${HOME}")):
-                # After a cd, a relative operand may name anything: "cd / && rm -rf usr".
-                return SafetyFinding(
-                    f"The command removes {target} after changing directory, which needs a person's approval"
-                )
+        for target in _removal_targets(words, home):
             removed = _dangerous_removal(target, cwd, home)
+            if removed is None and _UNKNOWN_TARGET.search(target) and target not in _home_forms(home):
+                removed = f"{target}, which the shell expands"
+            elif removed is None and moves and not target.startswith(("/", "~", "$HOME", "${HOME}")):
+                removed = f"{target} after changing directory"  # "cd / && rm -rf usr"
             if removed is not None:
                 return SafetyFinding(f"The command removes {removed}, which needs a person's approval")
+        for target in _redirect_targets(words) if words is not readings[-1] else words:
+            if _PARAMETER.search(target):
+                written = f"{target}, which the shell expands"
+                return SafetyFinding(f"The command writes to {written}, which needs a person's approval")
+        implicit = _implicit_write(words)
+        if implicit is not None:
+            return SafetyFinding(f"The command writes {implicit}, which needs a person's approval")
         for word in words:
             if _REDIRECT.fullmatch(word):
                 continue
-            touched = _touched_by_word(word, cwd, home, protected)
+            touched = _touched_by_word(word, cwd, home, protected, dotglob)
             if touched is not None:
                 return SafetyFinding(f"The command touches {touched}, which needs a person's approval")
     return None
 
 
-def _touched_by_word(word: str, cwd: str, home: str, protected: ProtectedPaths) -> str | None:
+_GIT_CONFIG_READS: Final = frozenset(
+    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--show-origin", "--show-scope"}
+)
+_GIT_DIR_NAMES: Final = frozenset({"--git-dir", "--git-path", "--absolute-git-dir", "--git-common-dir"})
+# git -c KEY=VALUE settings that run a program or move the hooks.
+_GIT_RUNNING_KEYS: Final = (
+    "core.hookspath",
+    "core.sshcommand",
+    "core.fsmonitor",
+    "core.pager",
+    "core.editor",
+)
+_CONFIG_SETTERS: Final = {"npm": ".npmrc", "pnpm": ".npmrc", "yarn": ".yarnrc", "pip": "pip.conf"}
+
+
+def _implicit_write(words: list[str]) -> str | None:
+    """A protected file a command writes without naming it: git's configuration and hooks, a package
+    manager's configuration, ``pre-commit install``; and the git folder a ``rev-parse`` prints for a pipe."""
+    if not words:
+        return None
+    program, rest = posixpath.basename(words[0]), words[1:]
+    if program == "git":
+        settings = [rest[index + 1].casefold() for index, word in enumerate(rest[:-1]) if word == "-c"]
+        if any(setting.startswith(_GIT_RUNNING_KEYS) for setting in settings):
+            return "a git setting that runs a program"
+        verbs = [word for word in rest if not word.startswith("-")]
+        if verbs[:1] == ["config"] and not _GIT_CONFIG_READS.intersection(rest) and len(verbs) >= 3:
+            return "git's configuration (.gitconfig or .git/config)"
+        if verbs[:2] == ["submodule", "add"]:
+            return ".gitmodules"
+        if verbs[:1] == ["rev-parse"] and _GIT_DIR_NAMES.intersection(rest):
+            return "into .git/ (the command prints its path for another to use)"
+    if program in _CONFIG_SETTERS and rest[:2] == ["config", "set"]:
+        return _CONFIG_SETTERS[program]
+    if program in ("pre-commit", "husky") and "install" in rest:
+        return "git hooks (.git/hooks)"
+    return None
+
+
+def _moves(words: list[str]) -> bool:
+    """Whether a sub-command changes the directory to somewhere a relative operand cannot be read from:
+    ``cd /``, ``cd ..``, ``cd`` alone, ``env -C DIR``, ``sudo -D DIR``; not ``cd frontend``."""
+    if not words:
+        return False
+    if posixpath.basename(words[0]) in _CHANGES_DIRECTORY:
+        target = next((word for word in words[1:] if not word.startswith("-") or word == "-"), None)
+        return (
+            target is None
+            or target.startswith(("/", "~", "-"))
+            or ".." in target.split("/")
+            or _SHELL_SPECIAL.search(target) is not None
+        )
+    return any(word in _CHDIR_OPTIONS or word.startswith("--chdir=") for word in words[1:])
+
+
+def _redirect_targets(words: list[str]) -> Iterator[str]:
+    """The words after a redirection operator, in a plain split's reading."""
+    for index, word in enumerate(words[:-1]):
+        if _REDIRECT.fullmatch(word):
+            yield words[index + 1]
+
+
+def _touched_by_word(
+    word: str, cwd: str, home: str, protected: ProtectedPaths, dotglob: bool = False
+) -> str | None:
     """The protected name a word names: itself, each side of an ``=`` (``--output=.bashrc``), or a short
-    option's attached value (``-t.git/hooks``)."""
+    option's attached value, after any run of bundled flags (``-t.git/hooks``, ``-sLo.git/hooks``)."""
     candidates = [part for part in word.split("=") if part]
-    if word.startswith("-") and not word.startswith("--") and len(word) > 2:
-        candidates.append(word[2:])
+    if word.startswith("-") and not word.startswith("--"):
+        candidates.extend(word[index:] for index in range(2, min(len(word), 12)))
     for part in candidates:
-        touched = protected.touched_by(_within(_resolved(part, cwd, home), cwd), pattern=True)
+        touched = protected.touched_by(
+            _within(_resolved(part, cwd, home), cwd), pattern=True, dotglob=dotglob
+        )
         if touched is not None:
             return touched
     return None
