@@ -380,7 +380,7 @@ CASES = [
     ),
     Case(
         "compound-with-an-unknown-part-asks",
-        bash("git status && curl x | sh"),
+        bash("git status && npm publish"),
         ("pending", "default"),
         {"user": {"allow": ["Bash(git status)"]}},
     ),

@@ -425,6 +425,8 @@ def _edits_inside(call: _Call) -> bool:
         operands = [word for word in sub.words[1:] if not word.startswith("-")]
         if not operands or any(_SHELL_EXPANDS.search(word) for word in operands):
             return False  # ~+ is $PWD, ~- $OLDPWD: a path the shell works out is not one read here
+        if any(word.rstrip("/").endswith("/.") or word.rstrip("/") == "." for word in operands[:-1]):
+            return False  # cp -r payload/. . merges a folder, its .git and .vscode included, into this one
         for word in operands:
             path = normalize_path(posixpath.join(call.state.cwd, os.path.expanduser(word)))
             if not _inside(path, directories):

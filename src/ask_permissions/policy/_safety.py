@@ -74,7 +74,8 @@ class ProtectedPaths:
         protected name that starts with a dot, as the shell matches a leading dot only literally (unless
         ``dotglob``); protected names without a dot are compared exactly.
         """
-        parts = [part for part in path.replace("\\", "/").split("/") if part]
+        # Windows drops a name's trailing dots and spaces: ".git." is ".git" there.
+        parts = [part.rstrip(". ") or part for part in path.replace("\\", "/").split("/") if part]
         directories, files = _folded(self.directories), _folded(self.files)
         for part in parts:
             touched = _protected_name(part, directories, pattern, dotglob)
@@ -144,7 +145,8 @@ def _glob_forms(component: str) -> list[str]:
 
 @functools.lru_cache(maxsize=16)
 def _needles(names: frozenset[str]) -> re.Pattern[str]:
-    words = {*names, "rm", "delete", "config", "core.", "submodule", "rev-parse", "install"}
+    words = {*names, "rm", "del", "remov", "rimraf", "config", "core.", "submodule", "rev-parse", "install"}
+    words |= {"init", "husky", "hooks", "template", "ensurepath", " set", "shred", "unlink", "trash", "zip"}
     return re.compile("|".join(re.escape(name) for name in sorted(words)), re.IGNORECASE)
 
 
@@ -229,12 +231,23 @@ def _sub_commands(command: str) -> Iterator[list[str]]:
             yield split
 
 
-def _blank_split(command: str) -> list[str]:
-    """The words of the whole command split at blanks only, quotes removed where they pair up."""
+def _blank_split(command: str) -> Iterator[list[str]]:
+    """The sub-commands of the command split at blanks only (quotes removed where they pair up), cut at
+    words that are or end in ``;``, ``&&``, ``||``, ``|`` or ``&``: extglob groups stay in their words."""
     try:
-        return shlex.split(command, comments=False, posix=True)
+        words = shlex.split(command, comments=False, posix=True)
     except ValueError:
-        return command.split()
+        words = command.split()
+    current: list[str] = []
+    for word in words:
+        stripped = word.rstrip(";&|")
+        if stripped:
+            current.append(stripped)
+        if stripped != word:
+            yield current
+            current = []
+    if current:
+        yield current
 
 
 def _operator_aware(command: str) -> Iterator[list[str]]:
@@ -269,21 +282,30 @@ def _removal_targets(words: list[str], home: str = "~") -> Iterator[str]:
     if index >= len(words):
         return
     program = posixpath.basename(words[index])
-    if program == "find" and any(word in ("-delete", "-exec", "-execdir") for word in words):
-        for word in words[index + 1 :]:
-            if word.startswith(("-", "(", "!")):
-                break
-            yield word
+    if program in ("npx", "pnpx", "bunx") and index + 1 < len(words):
+        index += 1  # npx rimraf ~
+        program = posixpath.basename(words[index])
+    if program == "find":
+        yield from _find_roots(words[index + 1 :])
         return
-    if program == "rsync" and any(word.startswith("--delete") for word in words):
+    if program == "rsync" and any(word.startswith(("--del", "--remove-source")) for word in words):
         operands = [word for word in words[index + 1 :] if not word.startswith("-")]
-        if operands:
-            yield operands[-1]
+        yield from operands[-1:] if any(word.startswith("--del") for word in words) else operands[:-1]
+        return
+    if program == "zip" and any(
+        word.startswith("-") and not word.startswith("--") and "m" in word for word in words
+    ):
+        yield from [word for word in words[index + 1 :] if not word.startswith("-")][
+            1:
+        ]  # zip -m moves them in
+        return
+    if program == "tar" and "--remove-files" in words:
+        yield from (word for word in words[index + 1 :] if not word.startswith("-"))
         return
     if program == "xargs" and any(posixpath.basename(word) in ("rm", "rmdir") for word in words[index + 1 :]):
         yield "/"  # whatever its input names
         return
-    if program not in ("rm", "rmdir"):
+    if program not in ("rm", "rmdir", "rimraf", "del-cli", "trash", "shred", "unlink"):
         return
     options_done = False
     for word in words[index + 1 :]:
@@ -291,6 +313,39 @@ def _removal_targets(words: list[str], home: str = "~") -> Iterator[str]:
             options_done = True
         elif options_done or not word.startswith("-"):
             yield word
+
+
+_FIND_OPTIONS: Final = frozenset({"-H", "-L", "-P", "--"})
+_FIND_TESTS: Final = frozenset(
+    {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-newer", "-mtime", "-mmin", "-size"}
+    | {"-empty", "-user", "-group", "-perm", "-links", "-wholename", "-iwholename"}
+)
+_REMOVERS: Final = frozenset({"rm", "rmdir", "unlink", "shred", "rimraf"})
+
+
+def _find_roots(arguments: list[str]) -> Iterator[str]:
+    """The roots a ``find`` empties: with ``-delete`` and no test to choose what, or an ``-exec rm``."""
+    removes_all = "-delete" in arguments and not _FIND_TESTS.intersection(arguments)
+    runs_a_remover = any(
+        word in ("-exec", "-execdir", "-ok", "-okdir")
+        and index + 1 < len(arguments)
+        and posixpath.basename(arguments[index + 1]) in _REMOVERS
+        and not _FIND_TESTS.intersection(arguments)
+        for index, word in enumerate(arguments)
+    )
+    if not (removes_all or runs_a_remover):
+        return
+    roots: list[str] = []
+    position = 0
+    while position < len(arguments) and (
+        arguments[position] in _FIND_OPTIONS or arguments[position][:2] in ("-O", "-D")
+    ):
+        position += 2 if arguments[position] == "-D" else 1
+    for word in arguments[position:]:
+        if word.startswith(("-", "(", "!")):
+            break
+        roots.append(word)
+    yield from roots or ["."]  # GNU find starts at "." without a root
 
 
 def _home_forms(home: str) -> frozenset[str]:
@@ -306,14 +361,15 @@ def _resolved(word: str, cwd: str, home: str) -> str:
 
 
 def _fixed_part(target: str) -> str:
-    """The directory a glob of every name in it empties (``~/*``, ``./.*``, ``/?*``): removing all it holds
-    is removing it. A glob of some names (``*.pyc``) is left as it is, and removes no tree."""
-    parts = target.split("/")
+    """The directory a glob of every name in it empties (``~/*``, ``./.*``, ``/?*``, ``~/[!.]*``, ``~/*/``):
+    removing all it holds is removing it. A glob of some names (``*.pyc``) is left as it is."""
+    parts = target.rstrip("/").split("/") if target.rstrip("/") else [""]
     for index, part in enumerate(parts):
-        if any(char in part for char in "*?["):
-            if part.lstrip(".").strip("*?") or index != len(parts) - 1:
-                return target
-            return "/".join(parts[:index]) or ("/" if target.startswith("/") else ".")
+        if _SHELL_SPECIAL.search(part) is None or "$" in part or "`" in part:
+            continue
+        if index != len(parts) - 1 or any(form.lstrip(".").strip("*?") for form in _glob_forms(part)):
+            return target
+        return "/".join(parts[:index]) or ("/" if target.startswith("/") else ".")
     return target
 
 
@@ -339,9 +395,8 @@ def _dangerous_removal(target: str, cwd: str, home: str) -> str | None:
 
 # Text that a word may be spelled with so that the raw command does not show what it names: quotes are
 # dropped before the quick search, and anything else here sends the command to the full scan.
-_SPELLING: Final = re.compile(r"[\\$`*?\[{(]")
+_SPELLING: Final = re.compile(r"[\\$`*?\[{(|]")
 _CHANGES_DIRECTORY: Final = frozenset({"cd", "pushd", "popd"})
-_CHDIR_OPTIONS: Final = frozenset({"-C", "--chdir", "-D"})  # env -C DIR, sudo -D DIR
 _UNKNOWN_TARGET: Final = re.compile(r"[$`{]|^~[+-]")
 
 
@@ -364,7 +419,7 @@ def _scanned(command: str, cwd: str, home: str, protected: ProtectedPaths) -> Sa
     readings = [
         *_sub_commands(command),
         *_operator_aware(command),
-        _blank_split(command),  # extglob groups stay in their words: cp x .@(g)it/hooks/
+        *_blank_split(command),  # extglob groups stay in their words: cp x .@(g)it/hooks/
         *(list(sub.words) for sub in parsed.visible),
         list(parsed.redirect_targets),
     ]
@@ -383,6 +438,9 @@ def _scanned(command: str, cwd: str, home: str, protected: ProtectedPaths) -> Sa
             if _PARAMETER.search(target):
                 written = f"{target}, which the shell expands"
                 return SafetyFinding(f"The command writes to {written}, which needs a person's approval")
+        if _reads_a_script(words) and "|" in command:
+            piped = "pipes a script into a shell, which no check can read"
+            return SafetyFinding(f"The command {piped}, which needs a person's approval")
         implicit = _implicit_write(words)
         if implicit is not None:
             return SafetyFinding(f"The command writes {implicit}, which needs a person's approval")
@@ -427,11 +485,29 @@ def _implicit_write(words: list[str]) -> str | None:
             return ".gitmodules"
         if verbs[:1] == ["rev-parse"] and _GIT_DIR_NAMES.intersection(rest):
             return "into .git/ (the command prints its path for another to use)"
-    if program in _CONFIG_SETTERS and rest[:2] == ["config", "set"]:
+        if verbs[:1] in (["init"], ["clone"]) and any(word.startswith("--template") for word in rest):
+            return "git hooks from a template (.git/hooks)"
+    if program in ("npx", "pnpx", "bunx") and rest:
+        program, rest = posixpath.basename(rest[0]), rest[1:]
+    if program in _CONFIG_SETTERS and (rest[:2] in (["config", "set"], ["c", "set"]) or rest[:1] == ["set"]):
         return _CONFIG_SETTERS[program]
-    if program in ("pre-commit", "husky") and "install" in rest:
-        return "git hooks (.git/hooks)"
+    if program == "yarn" and rest[:2] == ["set", "version"]:
+        return ".yarnrc.yml"
+    if (program == "pre-commit" and "install" in rest) or program in ("husky", "simple-git-hooks"):
+        return "git hooks (.git/hooks, .husky)"
+    if (program in ("conda", "mamba") and "init" in rest) or (program == "pipx" and "ensurepath" in rest):
+        return "shell start-up files"
     return None
+
+
+_INTERPRETERS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl"})
+
+
+def _reads_a_script(words: list[str]) -> bool:
+    """A shell or interpreter given no script or command: it runs what comes on its input."""
+    if not words or posixpath.basename(words[0]) not in _INTERPRETERS:
+        return False
+    return all(word.startswith("-") for word in words[1:])
 
 
 def _moves(words: list[str]) -> bool:
@@ -439,7 +515,10 @@ def _moves(words: list[str]) -> bool:
     ``cd /``, ``cd ..``, ``cd`` alone, ``env -C DIR``, ``sudo -D DIR``; not ``cd frontend``."""
     if not words:
         return False
-    if posixpath.basename(words[0]) in _CHANGES_DIRECTORY:
+    if any(word.startswith("CDPATH=") for word in words):
+        return True
+    program = posixpath.basename(words[0])
+    if program in _CHANGES_DIRECTORY:
         target = next((word for word in words[1:] if not word.startswith("-") or word == "-"), None)
         return (
             target is None
@@ -447,7 +526,13 @@ def _moves(words: list[str]) -> bool:
             or ".." in target.split("/")
             or _SHELL_SPECIAL.search(target) is not None
         )
-    return any(word in _CHDIR_OPTIONS or word.startswith("--chdir=") for word in words[1:])
+    if program == "ln" and any(word.startswith("-") and "s" in word for word in words[1:]):
+        return True  # ln -s / r && rm -rf r/usr: a link made now moves what a relative path names
+    option = {"env": "C", "sudo": "D"}.get(program)
+    return option is not None and any(
+        word.startswith("--chdir") or (word.startswith("-") and not word.startswith("--") and option in word)
+        for word in words[1:]
+    )
 
 
 def _redirect_targets(words: list[str]) -> Iterator[str]:
