@@ -410,19 +410,24 @@ def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths)
 
 @functools.lru_cache(maxsize=1024)
 def _scanned(command: str, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
-    """The full scan (three readings of the command; tens of microseconds), kept for repeated commands."""
+    """The full scan (four readings of the command; tens of microseconds), kept for repeated commands."""
     parsed = parse_command(command)
     if not parsed.fully_scanned:
         return SafetyFinding(
             "The command is too long or too deeply nested to check, which needs a person's approval"
         )
+    targets = list(parsed.redirect_targets)
     readings = [
         *_sub_commands(command),
         *_operator_aware(command),
         *_blank_split(command),  # extglob groups stay in their words: cp x .@(g)it/hooks/
         *(list(sub.words) for sub in parsed.visible),
-        list(parsed.redirect_targets),
+        targets,
     ]
+    for target in [*targets, *(found for words in readings[:-1] for found in _redirect_targets(words))]:
+        if _PARAMETER.search(target):
+            written = f"{target}, which the shell expands"
+            return SafetyFinding(f"The command writes to {written}, which needs a person's approval")
     moves = any(_moves(words) for words in readings)
     dotglob = "dotglob" in command or "GLOBIGNORE" in command
     for words in readings:
@@ -434,10 +439,6 @@ def _scanned(command: str, cwd: str, home: str, protected: ProtectedPaths) -> Sa
                 removed = f"{target} after changing directory"  # "cd / && rm -rf usr"
             if removed is not None:
                 return SafetyFinding(f"The command removes {removed}, which needs a person's approval")
-        for target in _redirect_targets(words) if words is not readings[-1] else words:
-            if _PARAMETER.search(target):
-                written = f"{target}, which the shell expands"
-                return SafetyFinding(f"The command writes to {written}, which needs a person's approval")
         if _reads_a_script(words) and "|" in command:
             piped = "pipes a script into a shell, which no check can read"
             return SafetyFinding(f"The command {piped}, which needs a person's approval")
