@@ -22,7 +22,7 @@ from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, Mode
 
 from ._checks import Check, read_checks, run_checks
 from ._engine import UNATTENDED, Engine, Layer, Opinion, Table, Texts
-from ._hooks import Hooks, read_hooks
+from ._hooks import Hooks, hook_layer, read_hooks
 from ._outcome import ProjectGrantHook, grants_plan
 from ._records import DecisionRecord, MatchedRule
 from ._rules_reader import Reading, rules_reader
@@ -122,17 +122,6 @@ _ASK_AUTO_APPROVABLE: Final = Opinion("ask", auto_approvable=True)
 _PROCEED: Final = Opinion("proceed")
 
 
-def _hook(call: _Call) -> Opinion | None:
-    """0. PreToolUse hooks see the call first: a deny blocks; an allow, ask or rewrite must still pass the
-    guards (deny and ask rules, always_ask, read_only)."""
-    hooks = call.state.hooks
-    if not hooks:
-        return None
-    return hooks.decide(
-        ToolCall(call.name, call.arguments, call.call_id), cwd=call.state.cwd, mode=call.state.mode
-    )
-
-
 def _deny_rule(call: _Call) -> Opinion | None:
     """1. An explicit deny rule always blocks; no grant bypasses it."""
     return _BLOCK if call.decision == "deny" else None
@@ -211,7 +200,7 @@ def _default(call: _Call) -> Opinion | None:
 
 _TABLE: Final[Table[_Call]] = Table(
     (
-        Layer("hook", _hook, blocking=True),
+        Layer("hook", hook_layer, blocking=True),  # 0. hooks see the call first
         Layer("deny_rule", _deny_rule, guard=True),
         Layer("always_ask", _always_ask, guard=True),
         Layer("read_only", _read_only, guard=True),

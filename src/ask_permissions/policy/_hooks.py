@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final, TypeVar, final
+from typing import Final, Protocol, TypeVar, final
 
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, guard_reading, read_bool, read_list, read_mapping
@@ -24,7 +24,7 @@ from ._checks import Check, PermissionCheck, run_checks
 from ._command_hooks import DEFAULT_HOOK_TIMEOUT, CommandHook, read_command, read_matcher, read_timeout
 from ._engine import Opinion
 
-__all__ = ["HOOK_EVENTS", "HOOK_TYPES", "HookFunction", "Hooks", "PreToolUseHook", "read_hooks"]
+__all__ = ["HOOK_EVENTS", "HOOK_TYPES", "HookFunction", "Hooks", "PreToolUseHook", "hook_layer", "read_hooks"]
 
 HOOK_EVENTS: Final = ("PreToolUse",)
 """The events a hooks configuration may list (seed 002's PostToolUse and others are not supported)."""
@@ -130,6 +130,36 @@ class Hooks:
             return None
         checks = [Check(_bound(hook, cwd, mode), hook.hook_id) for hook in applicable]
         return run_checks(checks, call)
+
+
+class _HookState(Protocol):
+    @property
+    def hooks(self) -> Hooks: ...
+    @property
+    def cwd(self) -> str: ...
+    @property
+    def mode(self) -> str | None: ...
+
+
+class _HookFacts(Protocol):
+    @property
+    def name(self) -> str: ...
+    @property
+    def arguments(self) -> object: ...
+    @property
+    def call_id(self) -> object: ...
+    @property
+    def state(self) -> _HookState: ...
+
+
+def hook_layer(call: _HookFacts) -> Opinion | None:
+    """The layer both policies open with: PreToolUse hooks see the call first; a deny blocks, and anything
+    else must still pass the guards after it (deny and ask rules, always_ask, read_only)."""
+    state = call.state
+    hooks = state.hooks
+    if not hooks:
+        return None
+    return hooks.decide(ToolCall(call.name, call.arguments, call.call_id), cwd=state.cwd, mode=state.mode)
 
 
 def _bound(hook: PreToolUseHook, cwd: str, mode: str | None) -> Callable[[ToolCall], PermissionCheck | None]:

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._command import argv_texts
 from ask_permissions.rules._paths import normalize_path
 from ask_permissions.rules._shell import parse_command
 from ask_permissions.rules._specifier_base import subject_values
@@ -32,7 +33,7 @@ from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest
 
 from ._checks import Check, PermissionCheck, read_checks, run_checks
 from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Rewrite, Table, Texts, unanswerable
-from ._hooks import Hooks, read_hooks
+from ._hooks import Hooks, hook_layer, read_hooks
 from ._layered_rules import LayeredMatch, LayeredRules
 from ._outcome import ProjectGrantHook
 from ._plan_mode import PlanModePolicy
@@ -307,16 +308,6 @@ _ASK: Final = Opinion("ask")
 _BLOCK: Final = Opinion("block")
 
 
-def _hook(call: _Call) -> Opinion | None:
-    """0. PreToolUse hooks see the call first; anything but a deny must still pass the guards."""
-    hooks = call.state.hooks
-    if not hooks:
-        return None
-    return hooks.decide(
-        ToolCall(call.name, call.arguments, call.call_id), cwd=call.state.cwd, mode=call.state.mode
-    )
-
-
 def _deny_rule(call: _Call) -> Opinion | None:
     """1. A deny rule from any source blocks: denied at any level, no other level can allow it.
 
@@ -395,9 +386,7 @@ def _command_texts(value: object) -> tuple[str | None, ...]:
     spaces, or ``None`` for a value that is neither (unreadable)."""
     if isinstance(value, str):
         return (value,)
-    if isinstance(value, list | tuple) and value and all(isinstance(word, str) for word in value):
-        return (shlex.join(value), " ".join(value))
-    return (None,)
+    return argv_texts(value) or (None,)
 
 
 def _inside(path: str, directories: tuple[str, ...]) -> bool:
@@ -508,7 +497,7 @@ def _dont_ask(call: _Call, decided: Decided) -> Decided:
 
 _TABLE: Final[Table[_Call]] = Table(
     (
-        Layer("hook", _hook, blocking=True),
+        Layer("hook", hook_layer, blocking=True),  # 0. hooks see the call first
         Layer("deny_rule", _deny_rule, guard=True),
         Layer("ask_rule", _ask_rule, guard=True),
         Layer("tool_check", _tool_check),

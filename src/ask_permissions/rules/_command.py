@@ -16,7 +16,7 @@ from ._glob import Glob
 from ._shell import ParsedCommand, ShellWord, SubCommand, command_words, parse_command
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
-__all__ = ["COMMAND_KEYS", "CommandPattern", "command_readings", "compound_allow"]
+__all__ = ["COMMAND_KEYS", "CommandPattern", "argv_texts", "command_readings", "compound_allow"]
 
 COMMAND_KEYS: Final = ("command", "cmd")
 """The arguments a command specifier reads when it names no key."""
@@ -281,18 +281,25 @@ def command_readings(arguments: object, key: str | None) -> tuple[ParsedCommand 
 def _reading(value: object) -> ParsedCommand | None:
     if isinstance(value, str):
         return parse_command(value)
-    if isinstance(value, list | tuple) and value and all(isinstance(word, str) for word in value):
-        return argv_reading(tuple(str.__str__(word) for word in value))
-    return None
+    texts = argv_texts(value)
+    return None if texts is None else argv_reading(texts)
 
 
-def argv_reading(argv: tuple[str, ...]) -> ParsedCommand:
-    """What deny and ask specifiers see of an argument vector: the command it is when run as it is, and
-    the one it spells when a tool joins it with spaces for a shell. Never understood (an allow refuses it)."""
-    quoted = parse_command(shlex.join(argv))
-    joined = parse_command(" ".join(argv))
+def argv_texts(value: object) -> tuple[str, str] | None:
+    """The two command lines an argument vector (a non-empty list of strings) stands for: as it runs, each
+    word quoted, and as a tool that joins it with spaces for a shell runs it; ``None`` for anything else."""
+    if not isinstance(value, list | tuple) or not value or not all(isinstance(word, str) for word in value):
+        return None
+    argv = [str.__str__(word) for word in value]
+    return shlex.join(argv), " ".join(argv)
+
+
+def argv_reading(texts: tuple[str, str]) -> ParsedCommand:
+    """What deny and ask specifiers see of an argument vector (``argv_texts``): both its command lines.
+    Never understood, so an allow refuses it."""
+    quoted, joined = (parse_command(text) for text in texts)
     return ParsedCommand(
-        text=shlex.join(argv),
+        text=texts[0],
         subcommands=(),
         visible=quoted.visible + joined.visible,
         understood=False,
