@@ -98,12 +98,13 @@ def place() -> Iterator[Place]:
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Records every request's path; answers ``hello``."""
+    """Records every request's path and any proxy header that reached it; answers ``hello``."""
 
     server: LocalServer
 
     def do_GET(self) -> None:
         self.server.paths.append(self.path)
+        self.server.proxy_headers.extend(name for name in self.headers if name.lower().startswith("proxy-"))
         body = b"hello from the host"
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
@@ -122,6 +123,7 @@ class LocalServer(http.server.ThreadingHTTPServer):
     def __init__(self) -> None:
         super().__init__(("127.0.0.1", 0), _Recorder)
         self.paths: list[str] = []
+        self.proxy_headers: list[str] = []
         self.connections = 0
 
     def get_request(self) -> tuple[socket.socket, object]:
@@ -137,7 +139,7 @@ class LocalServer(http.server.ThreadingHTTPServer):
 def server() -> Iterator[LocalServer]:
     """A running local server (shut down and joined afterwards)."""
     local = LocalServer()
-    thread = threading.Thread(target=local.serve_forever, daemon=True)
+    thread = threading.Thread(target=local.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
     thread.start()
     try:
         yield local

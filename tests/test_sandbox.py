@@ -10,7 +10,7 @@ import threading
 
 import pytest
 
-from ask_permissions import SandboxUnavailableError
+from ask_permissions import SandboxUnavailableError, ToolCall
 from ask_permissions.sandbox import SECRET_VARIABLES, BwrapBackend, Sandbox
 
 from .sandbox_support import LocalServer, Place, bwrap, place, server
@@ -172,7 +172,8 @@ class TestProtectedPaths:
     def test_a_placeholder_stays_while_another_run_needs_it(self, place: Place) -> None:
         """Two runs over one folder: the first to end leaves the placeholders the other still mounts, so its
         protection holds to its end; the last one removes them."""
-        with Sandbox.from_policy(place.policy()) as sandbox:
+        backend = BwrapBackend(linger=0)  # each run removes what no other run holds, as it ends
+        with Sandbox.from_policy(place.policy(), backend=backend) as sandbox:
             waiting = subprocess.Popen(
                 sandbox.command("echo ready; read line; mkdir -p .agent/x; echo made=$?"),
                 stdin=subprocess.PIPE,
@@ -193,6 +194,21 @@ class TestProtectedPaths:
         assert ".agent" in held
         assert "made=1" in out
         assert os.listdir(place.project) == []
+
+    def test_placeholders_linger_between_runs_until_close(self, place: Place) -> None:
+        """By default a burst of runs makes the placeholders once: they stay after a run, and ``close``
+        removes them; with ``linger=0`` they go as each run ends."""
+        with Sandbox.from_policy(place.policy()) as sandbox:
+            sandbox.run("true")
+            kept = sorted(os.listdir(place.project))
+        closed = sorted(os.listdir(place.project))
+        with Sandbox.from_policy(place.policy(), backend=BwrapBackend(linger=0)) as sandbox:
+            sandbox.run("true")
+            at_once = sorted(os.listdir(place.project))
+        assert ".agent" in kept
+        assert ".mcp.json" in kept
+        assert closed == []
+        assert at_once == []
 
     def test_a_protected_symlink_refuses_the_walls(self, place: Place) -> None:
         """A protected name that is a symbolic link could be replaced: the run is refused, nothing ran."""
@@ -234,6 +250,25 @@ class TestProtectedPaths:
         assert beside.returncode != 0
         assert sorted(os.listdir(place.outside)) == ["shared"]
         assert os.listdir(shared) == ["ok.txt"]
+
+
+class TestPolicy:
+    """A layered policy with ``sandbox=Sandbox.from_policy``: what it lets through runs inside."""
+
+    def test_an_uncertain_call_runs_inside_the_walls(self, place: Place) -> None:
+        """The policy lets an unread call through as sandboxed; run through the sandbox it writes inside
+        the project and nowhere else."""
+        policy = place.policy(sandbox=Sandbox.from_policy)
+        sandbox = policy.sandbox
+        assert isinstance(sandbox, Sandbox)
+        with sandbox:
+            command = f'python3 -c \'open("made.txt", "w").write("x")\'; echo x > {place.outside}/f'
+            result = policy.before_tool_call(ToolCall("Bash", {"command": command}, "tc-1"))
+            assert result == {"action": "proceed", "sandboxed": True}
+            ran = sandbox.run(command)
+        assert ran.returncode != 0  # the write outside failed
+        assert (place.project / "made.txt").read_text() == "x"
+        assert list(place.outside.iterdir()) == []
 
 
 class TestNetwork:

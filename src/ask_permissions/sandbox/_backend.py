@@ -16,12 +16,13 @@ import shutil
 import subprocess
 import sys
 import threading
+import weakref
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, Final, Protocol, final
 
-from ask_permissions._errors import SandboxUnavailableError
+from ask_permissions._errors import SandboxUnavailableError, preview
 
 from . import _bridge, _bwrap
 from ._profile import SandboxProfile
@@ -87,6 +88,10 @@ class SandboxBackend(Protocol):
         and releasing whatever the walls need by itself."""
         ...
 
+    def close(self) -> None:
+        """Release what the backend keeps between commands (the sandbox's ``close`` calls it)."""
+        ...
+
 
 @final
 class _BwrapLaunch:
@@ -124,24 +129,37 @@ class BwrapBackend:
     and the user (no capabilities), a read-only view of the file system with the profile's writable folders
     bound in, and the protected paths bound read-only over them.
 
-    Thread-safe: it holds no state but the program's path; each launch has its own.
+    The placeholders that block missing protected paths stay for ``linger`` seconds after a run ends, so
+    that a burst of commands makes them once and their removal happens off the commands' path; ``close``
+    removes them at once (a sandbox's ``close`` calls it).
+
+    Thread-safe: a private lock guards the timer of the kept placeholders; each launch has its own state.
 
     Args:
         bwrap: the bubblewrap program (default: ``/usr/bin/bwrap``, else ``bwrap`` on ``PATH``).
+        linger: seconds the placeholders stay after the last run (``0``: removed as each run ends).
     """
 
-    __slots__ = ("_bwrap",)
+    __slots__ = ("__weakref__", "_bwrap", "_hold", "_linger", "_lock", "_timer")
 
-    def __init__(self, bwrap: str | os.PathLike[str] | None = None) -> None:
+    def __init__(self, bwrap: str | os.PathLike[str] | None = None, *, linger: float = 2.0) -> None:
+        seconds: object = linger
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds >= 0:
+            raise ValueError(f"BwrapBackend: linger: expected seconds (0 or more); got {preview(seconds)}")
         if bwrap is not None:
             self._bwrap: str | None = os.fspath(bwrap)
         elif os.access("/usr/bin/bwrap", os.X_OK):
             self._bwrap = "/usr/bin/bwrap"
         else:
             self._bwrap = shutil.which("bwrap")
+        self._linger: Final = float(linger)
+        self._lock: Final = threading.Lock()
+        self._hold: Final = _bwrap.Hold()
+        self._timer: threading.Timer | None = None
+        weakref.finalize(self, self._hold.release)  # at exit, or when the backend goes
 
     def __repr__(self) -> str:
-        return f"<BwrapBackend bwrap={self._bwrap!r}>"
+        return f"<BwrapBackend bwrap={self._bwrap!r} linger={self._linger}>"
 
     def check(self) -> None:
         """Raise unless bubblewrap is there and can make its namespaces (tried once per program).
@@ -216,12 +234,33 @@ class BwrapBackend:
         data = self._plan_data(plan)
         reader, writer = os.pipe()
         launch = _BwrapLaunch([], reader, writer)
+        hold = self._hold if self._linger else None
         try:
-            with _walls_error(), _bwrap.walls(data, writer) as argv:
+            with _walls_error(), _bwrap.walls(data, writer, hold) as argv:
                 launch.argv = argv
                 yield launch
         finally:
             launch.close()
+            if hold is not None:
+                self._release_later()
+
+    def close(self) -> None:
+        """Remove the kept placeholders now (where no other run holds their folder); idempotent."""
+        with self._lock:
+            timer, self._timer = self._timer, None
+        if timer is not None:
+            timer.cancel()
+            timer.join(_PROBE_TIMEOUT)
+        self._hold.release()
+
+    def _release_later(self) -> None:
+        timer = threading.Timer(self._linger, self._hold.release)
+        timer.daemon = True
+        with self._lock:
+            previous, self._timer = self._timer, timer
+        if previous is not None:
+            previous.cancel()
+        timer.start()
 
     def command(self, plan: LaunchPlan) -> list[str]:
         """The launcher's argument vector: this interpreter running ``_bwrap.py`` with the plan, which sets

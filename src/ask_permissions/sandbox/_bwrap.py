@@ -27,26 +27,31 @@ import contextlib
 import errno
 import fcntl
 import fnmatch
+import functools
 import hashlib
 import json
 import os
+import re
 import signal
 import stat
 import subprocess
 import sys
+import threading
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, Final
+from typing import Any, Final, final
 
 __all__ = [
     "LAUNCH_FAILED",
+    "NAMESPACES",
     "PRIVATE_FOLDERS",
+    "Hold",
     "WallsError",
     "bwrap_argv",
     "filtered_environment",
-    "is_secret",
     "is_under",
     "main",
     "marker_written",
+    "placeholders",
     "runtime_dir",
     "walls",
 ]
@@ -114,15 +119,16 @@ def is_under(path: str, folder: str) -> bool:
 # -- environment ------------------------------------------------------------------------------------------
 
 
-def is_secret(name: str, patterns: Sequence[str]) -> bool:
-    """Whether an environment variable's name matches one of the patterns (case-insensitively)."""
-    folded = name.upper()
-    return any(fnmatch.fnmatchcase(folded, pattern.upper()) for pattern in patterns)
+@functools.lru_cache(maxsize=16)
+def _secret_names(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for all the patterns (compiled once per set of patterns)."""
+    return re.compile("|".join(fnmatch.translate(pattern.upper()) for pattern in patterns) or "(?!)")
 
 
 def filtered_environment(environment: Mapping[str, str], patterns: Sequence[str]) -> dict[str, str]:
     """The environment without the variables the patterns name."""
-    return {name: value for name, value in environment.items() if not is_secret(name, patterns)}
+    secret = _secret_names(tuple(patterns)).match
+    return {name: value for name, value in environment.items() if secret(name.upper()) is None}
 
 
 # -- the argument vector ------------------------------------------------------------------------------------
@@ -292,10 +298,45 @@ def _remove_placeholder(record: Mapping[str, Any]) -> bool:
     return True
 
 
+@final
+class Hold:
+    """Placeholders kept after the runs that made them ended, for the next runs to find in place; removed
+    by ``release`` (where no other run holds their folder).
+
+    A host that runs command after command keeps one: each run then only checks that its placeholders
+    exist, and the removal happens later, off the runs' path. Thread-safe: a private lock guards the kept
+    locks.
+    """
+
+    __slots__ = ("_kept", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._kept: dict[str, int] = {}
+
+    def keep(self, users: Mapping[str, int]) -> None:
+        """Take over a run's shared locks (one per folder is enough; the others are closed)."""
+        with self._lock:
+            for folder, descriptor in users.items():
+                if folder in self._kept:
+                    os.close(descriptor)
+                else:
+                    self._kept[folder] = descriptor
+
+    def release(self) -> None:
+        """Give the kept folders up, removing their placeholders where no run holds them any more."""
+        with self._lock:
+            kept, self._kept = self._kept, {}
+        if kept:
+            runtime = runtime_dir()
+            _release(runtime, _lock(os.path.join(runtime, "setup.lock")), kept)
+
+
 @contextlib.contextmanager
-def placeholders(plan: Mapping[str, Any]) -> Iterator[list[str]]:
+def placeholders(plan: Mapping[str, Any], hold: Hold | None = None) -> Iterator[list[str]]:
     """Hold the protected paths of a plan for one run: yield the paths to bind (placeholders made where a
-    protected path is missing), then remove the placeholders no other run still needs.
+    protected path is missing), then remove the placeholders no other run still needs, or, with ``hold``,
+    hand them to it.
 
     Raises:
         WallsError: a protected path that cannot be kept read-only (a symbolic link on its way).
@@ -306,6 +347,7 @@ def placeholders(plan: Mapping[str, Any]) -> Iterator[list[str]]:
     users: dict[str, int] = {}
     made: dict[str, list[dict[str, Any]]] = {}
     bound: list[str] = []
+    ran = False
     try:
         fcntl.flock(setup, fcntl.LOCK_EX)
         try:
@@ -325,13 +367,18 @@ def placeholders(plan: Mapping[str, Any]) -> Iterator[list[str]]:
                 path = _records_path(runtime, folder)
                 _write_records(path, [*_read_records(path), *records])
             fcntl.flock(setup, fcntl.LOCK_UN)
+        ran = True
         yield bound
     finally:
-        _release(runtime, setup, users)
+        if hold is not None and ran:
+            hold.keep(users)
+            os.close(setup)
+        else:
+            _release(runtime, setup, users)
 
 
 def _release(runtime: str, setup: int, users: Mapping[str, int]) -> None:
-    """End a run: where no other run holds a folder, remove the placeholders made in it."""
+    """End a hold: where no other run holds a folder, remove the placeholders made in it."""
     try:
         fcntl.flock(setup, fcntl.LOCK_EX)
         for folder, descriptor in users.items():
@@ -350,9 +397,9 @@ def _release(runtime: str, setup: int, users: Mapping[str, int]) -> None:
 
 
 @contextlib.contextmanager
-def walls(plan: Mapping[str, Any], marker_fd: int | None) -> Iterator[list[str]]:
+def walls(plan: Mapping[str, Any], marker_fd: int | None, hold: Hold | None = None) -> Iterator[list[str]]:
     """The argument vector of one run, valid while the context lasts (its placeholders held)."""
-    with placeholders(plan) as protected:
+    with placeholders(plan, hold) as protected:
         yield bwrap_argv(plan, protected, marker_fd)
 
 

@@ -88,7 +88,7 @@ class Sandbox:
         if not isinstance(profile, SandboxProfile):
             raise TypeError(f"Sandbox: profile: expected a SandboxProfile; got {preview(profile)}")
         chosen = BwrapBackend() if backend is None else backend
-        for method in ("check", "launch", "command"):
+        for method in ("check", "launch", "command", "close"):
             if not callable(getattr(chosen, method, None)):
                 raise TypeError(f"Sandbox: backend: expected a SandboxBackend; got {preview(backend)}")
         given: object = shell
@@ -258,12 +258,14 @@ class Sandbox:
         return SandboxResult(_status(process.returncode), out.decode("utf-8", "replace"), stderr, timed_out)
 
     def close(self) -> None:
-        """Stop the domain proxy, if one runs (idempotent); commands that need it cannot start after."""
+        """Stop the domain proxy, if one runs, and remove the placeholders the backend keeps (idempotent);
+        no command starts after. Argument vectors from ``command`` still running lose the network."""
         with self._lock:
             proxy, self._proxy = self._proxy, None
             self._closed = True
         if proxy is not None:
             proxy.close()
+        self._backend.close()
 
     def __enter__(self) -> Sandbox:
         return self
@@ -297,11 +299,11 @@ class Sandbox:
 
     def _plan(self, argv: tuple[str, ...]) -> LaunchPlan:
         profile = self.profile
-        if profile.network is None:
-            return LaunchPlan(profile, argv)
         with self._lock:
             if self._closed:
-                raise ValueError("Sandbox: closed: its domain proxy is stopped, so no command can use it")
+                raise ValueError("Sandbox: closed: no command can start in it any more")
+            if profile.network is None:
+                return LaunchPlan(profile, argv)
             if self._proxy is None:
                 self._proxy = DomainProxy(self._network)
             folder = self._proxy.folder
