@@ -138,7 +138,8 @@ class TestProtectedPaths:
             "echo x > .git/hooks/pre-commit",
             "echo x >> .bashrc",
             "echo '{}' > .agent/settings.json",
-            "rm -rf .git",
+            "rm .git/config",
+            "rmdir .git/hooks",
             "mv .git moved",
             "mv .agent moved-agent",
             "echo x > .git/commondir",
@@ -404,6 +405,72 @@ class TestRunning:
         assert launched.returncode == 125
         assert "nothing ran" in launched.stderr
         assert not (place.project / "ran.txt").exists()
+
+    def test_an_older_bubblewrap_gets_the_same_walls(self, place: Place) -> None:
+        """Before 0.5 (no --json-status-fd, no --disable-userns) a shell reports the start instead: a command
+        runs inside the same walls, and walls that fail still run nothing."""
+        stub = place.base / "bwrap"
+        stub.write_text(
+            f"#!{sys.executable}\nimport os, sys\n"
+            "if sys.argv[1:] == ['--version']:\n"
+            "    print('bubblewrap 0.4.1')\n"
+            "    sys.exit(0)\n"
+            "if '--json-status-fd' in sys.argv or '--disable-userns' in sys.argv:\n"
+            "    sys.exit('bwrap: Unknown option')\n"
+            "failing = os.path.exists(os.path.join(os.path.dirname(sys.argv[0]), 'fail'))\n"
+            "if failing and '--bind' in sys.argv:\n"
+            "    sys.exit('bwrap: Can not mount tmpfs')\n"
+            "os.execv('/usr/bin/bwrap', ['bwrap', *sys.argv[1:]])\n",
+            encoding="utf-8",
+        )
+        stub.chmod(0o755)
+        with Sandbox.from_policy(place.policy(), backend=BwrapBackend(bwrap=stub)) as sandbox:
+            inside = sandbox.run(f"echo x > made.txt; echo x > {place.outside}/f")
+            (place.base / "fail").write_text("", encoding="utf-8")
+            with pytest.raises(SandboxUnavailableError, match="Can not mount tmpfs"):
+                sandbox.run("echo ran > ran.txt")
+        assert inside.returncode != 0
+        assert (place.project / "made.txt").exists()
+        assert list(place.outside.iterdir()) == []
+        assert not (place.project / "ran.txt").exists()
+
+    def test_runs_from_many_threads_share_the_walls(self, place: Place) -> None:
+        """Commands run at once from several threads each get the walls: every write inside lands, every
+        protected path stays blocked, and nothing is left once the sandbox is closed."""
+        results: dict[int, tuple[int, int]] = {}
+
+        def work(number: int) -> None:
+            inside = sandbox.run(f"echo {number} > out-{number}.txt")
+            blocked = sandbox.run(f"mkdir -p .agent/{number}")
+            results[number] = (inside.returncode, blocked.returncode)
+
+        with Sandbox.from_policy(place.policy()) as sandbox:
+            threads = [threading.Thread(target=work, args=(number,)) for number in range(6)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(120)
+            assert not any(thread.is_alive() for thread in threads)
+        assert all(inside == 0 and blocked != 0 for inside, blocked in results.values()), results
+        assert sorted(os.listdir(place.project)) == [f"out-{number}.txt" for number in range(6)]
+
+    @pytest.mark.parametrize("allow", [[], ["WebFetch(domain:pypi.org)"]], ids=["no-network", "bridge"])
+    def test_a_missing_program_is_127(self, place: Place, allow: list[str]) -> None:
+        """A program that does not exist ends as a shell says, 127, from ``run`` and from the launcher alike:
+        it is not walls that failed."""
+        with Sandbox.from_policy(place.policy(allow=allow)) as sandbox:
+            result = sandbox.run(["no-such-program", "x"])
+            launched = subprocess.run(
+                sandbox.command([str(place.project / "no-such-program")]),
+                capture_output=True,
+                text=True,
+                timeout=60,
+                check=False,
+            )
+        assert result.returncode == 127
+        assert "no-such-program" in result.stderr
+        assert launched.returncode == 127
+        assert "no-such-program" in launched.stderr
 
     def test_an_argument_vector_runs_as_it_is(self, place: Place) -> None:
         """A sequence is the command's argument vector, not shell text: its words reach it unchanged."""

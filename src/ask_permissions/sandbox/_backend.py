@@ -112,14 +112,15 @@ class _BwrapLaunch:
             self._writer = -1
 
     def started(self) -> bool:
-        return _bwrap.marker_written(self._reader)
+        return _bwrap.command_started(self._reader)
 
     def close(self) -> None:
         self.spawned()
         os.close(self._reader)
 
 
-_PROBED: dict[str, bool] = {}
+_PROBED: dict[str, tuple[int, ...]] = {}
+"""The version of each bubblewrap program that passed the probe (tried once per program)."""
 _PROBE_LOCK: Final = threading.Lock()
 
 
@@ -167,10 +168,10 @@ class BwrapBackend:
         Raises:
             SandboxUnavailableError: not Linux, no bubblewrap, or the kernel refuses its namespaces.
         """
-        self._disable_userns()
+        self._version()
 
-    def _disable_userns(self) -> bool:
-        """Whether bubblewrap takes ``--disable-userns``, after making sure it works at all."""
+    def _version(self) -> tuple[int, ...]:
+        """Bubblewrap's version, after making sure it can make its sandbox at all (tried once)."""
         if not sys.platform.startswith("linux"):
             raise SandboxUnavailableError(
                 f"The sandbox's walls are made by bubblewrap, which needs Linux; this is {sys.platform!r} "
@@ -189,7 +190,8 @@ class BwrapBackend:
             known = _PROBED.get(program)
         if known is not None:
             return known
-        disable = _version(program) >= (0, 8)
+        version = _bwrap_version(program)
+        disable = version >= (0, 8)
         probe = [program, *_bwrap.NAMESPACES, *(["--disable-userns"] if disable else [])]
         probe.extend(("--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/sh", "-c", ":"))
         try:
@@ -219,8 +221,8 @@ class BwrapBackend:
                 detail=detail,
             )
         with _PROBE_LOCK:
-            _PROBED[program] = disable
-        return disable
+            _PROBED[program] = version
+        return version
 
     # -- launching -------------------------------------------------------------------------------------
 
@@ -270,7 +272,7 @@ class BwrapBackend:
         return [_interpreter(), "-I", "-S", _bwrap.__file__, json.dumps(data, separators=(",", ":"))]
 
     def _plan_data(self, plan: LaunchPlan) -> dict[str, Any]:
-        disable = self._disable_userns()
+        version = self._version()
         profile = plan.profile
         argv = list(plan.argv)
         binds: list[list[str]] = []
@@ -286,7 +288,8 @@ class BwrapBackend:
             argv = [python, "-I", "-S", f"{_INSIDE}/bridge.py", f"{_INSIDE}/proxy/proxy.sock", *argv]
         return {
             "bwrap": self._bwrap,
-            "disable_userns": disable,
+            "disable_userns": version >= (0, 8),
+            "json_status": version >= (0, 5),
             "cwd": profile.cwd,
             "writable": list(profile.writable),
             "protected": [[path, folder] for path, folder in profile.protected],
@@ -312,7 +315,7 @@ def _interpreter() -> str:
     return os.path.realpath(sys.executable)
 
 
-def _version(program: str) -> tuple[int, ...]:
+def _bwrap_version(program: str) -> tuple[int, ...]:
     """Bubblewrap's version (``bubblewrap 0.8.0`` → ``(0, 8, 0)``; ``()`` when it does not say)."""
     try:
         output = subprocess.run(

@@ -96,7 +96,11 @@ def main(arguments: Sequence[str]) -> int:
     environment = {name: value for name, value in os.environ.items() if name not in _BYPASS}
     environment.update(dict.fromkeys(PROXY_VARIABLES, address))
     threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
-    process = subprocess.Popen(command, env=environment)
+    try:
+        process = subprocess.Popen(command, env=environment)
+    except OSError as error:
+        print(f"{command[0]}: {error.strerror}", file=sys.stderr)
+        return 127  # as a shell says of a command it cannot start
 
     def forward(number: int, _frame: object) -> None:
         process.send_signal(number)

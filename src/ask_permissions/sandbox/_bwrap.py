@@ -47,10 +47,10 @@ __all__ = [
     "Hold",
     "WallsError",
     "bwrap_argv",
+    "command_started",
     "filtered_environment",
     "is_under",
     "main",
-    "marker_written",
     "placeholders",
     "runtime_dir",
     "walls",
@@ -134,18 +134,20 @@ def filtered_environment(environment: Mapping[str, str], patterns: Sequence[str]
 # -- the argument vector ------------------------------------------------------------------------------------
 
 
-def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], marker_fd: int | None) -> list[str]:
+def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], status_fd: int | None) -> list[str]:
     """Bubblewrap's argument vector for a plan, given the protected paths to bind (each now exists).
 
     Mount order matters, each later mount covering the earlier: the whole file system read-only, fresh
     ``/dev`` and ``/proc``, the private folders, the writable folders, then what stays read-only or hidden
-    inside them, then the proxy's binds. With ``marker_fd`` the command is started by a one-line shell that
-    first writes a byte there: the proof that the walls were up and the command began.
+    inside them, then the proxy's binds. With ``status_fd`` bubblewrap reports there whether the command
+    began, its walls up (``command_started`` reads it).
     """
     runtime = runtime_dir()
     argv = [plan["bwrap"], *NAMESPACES]
     if plan["disable_userns"]:
         argv.append("--disable-userns")  # no nested user namespace to rearrange the mounts in
+    if status_fd is not None and plan["json_status"]:
+        argv.extend(("--json-status-fd", str(status_fd)))
     argv.extend(_BASE_MOUNTS)
     for folder in PRIVATE_FOLDERS:
         if os.path.isdir(folder) and not os.path.islink(folder):
@@ -167,13 +169,18 @@ def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], marker_fd: int
     for source, target in plan["binds"]:
         argv.extend(("--ro-bind", source, target))
     argv.extend(("--chdir", plan["cwd"], "--"))
-    if marker_fd is not None:
-        # Through /proc: dash takes only one-digit descriptors after ">&". The write end stays open in the
-        # command; it leads only to the host's reader, which reads one byte once the command ended.
-        starter = f'printf . >/proc/self/fd/{marker_fd} && exec "$@"'
+    if status_fd is not None and not plan["json_status"]:
+        # Before bubblewrap 0.5 (no --json-status-fd) a one-line shell writes the proof itself. Through
+        # /proc: dash takes only one-digit descriptors after ">&".
+        starter = f"printf '%s' '{_STARTED.decode()}' >/proc/self/fd/{status_fd} && exec \"$@\""
         argv.extend(("/bin/sh", "-c", starter, "ask-permissions-sandbox"))
     argv.extend(plan["argv"])
     return argv
+
+
+_STARTED: Final = b'"exit-code"'
+"""What bubblewrap writes to its status descriptor only once the command was started inside the walls
+(its ``exit-code`` record), and what the shell of older versions writes in its place."""
 
 
 def _plain_existing(path: str) -> bool:
@@ -397,21 +404,25 @@ def _release(runtime: str, setup: int, users: Mapping[str, int]) -> None:
 
 
 @contextlib.contextmanager
-def walls(plan: Mapping[str, Any], marker_fd: int | None, hold: Hold | None = None) -> Iterator[list[str]]:
+def walls(plan: Mapping[str, Any], status_fd: int | None, hold: Hold | None = None) -> Iterator[list[str]]:
     """The argument vector of one run, valid while the context lasts (its placeholders held)."""
     with placeholders(plan, hold) as protected:
-        yield bwrap_argv(plan, protected, marker_fd)
+        yield bwrap_argv(plan, protected, status_fd)
 
 
 # -- the launcher -------------------------------------------------------------------------------------------
 
 
-def marker_written(descriptor: int) -> bool:
+def command_started(descriptor: int) -> bool:
+    """After the process ended: whether its status descriptor says the command began inside the walls."""
     os.set_blocking(descriptor, False)
+    data = b""
     try:
-        return bool(os.read(descriptor, 1))
+        while chunk := os.read(descriptor, 65536):
+            data += chunk
     except BlockingIOError:
-        return False
+        pass
+    return _STARTED in data
 
 
 def main(arguments: Sequence[str]) -> int:
@@ -433,7 +444,7 @@ def main(arguments: Sequence[str]) -> int:
             for number in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
                 signal.signal(number, forward)
             status = process.wait()
-            started = marker_written(reader)
+            started = command_started(reader)
     except WallsError as error:
         print(f"ask-permissions sandbox: {error}", file=sys.stderr)
         return LAUNCH_FAILED

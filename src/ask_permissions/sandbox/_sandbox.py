@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Final, final
 from ask_permissions._errors import SandboxUnavailableError, preview
 
 from ._backend import BwrapBackend, LaunchPlan, SandboxBackend
-from ._bwrap import filtered_environment
+from ._bwrap import PRIVATE_FOLDERS, filtered_environment, is_under
 from ._profile import SECRET_VARIABLES, NetworkRules, SandboxProfile, profile_from_view
 from ._proxy import DomainProxy
 
@@ -295,6 +295,12 @@ class Sandbox:
             raise ValueError(
                 f"Sandbox: command: expected a non-empty command without NUL; got {preview(command)}"
             )
+        program: str = words[0]  # type: ignore[assignment]  # strings, checked above
+        visible = not any(is_under(program, folder) for folder in PRIVATE_FOLDERS)
+        if not (program.startswith("/") and visible and os.access(program, os.X_OK)):
+            # A program that may not be there is started by the shell, which says 127 when it is not, as
+            # for a command string; bubblewrap's own failure to start it would read as walls that failed.
+            words = (self._shell, "-c", 'exec "$@"', "ask-permissions-sandbox", *words)
         return words  # type: ignore[return-value]  # strings, checked above
 
     def _plan(self, argv: tuple[str, ...]) -> LaunchPlan:
