@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -52,6 +53,14 @@ if " 200 " in status + " ":
         answer += chunk
     print("server:", answer.split(b"\\r\\n", 1)[0].decode())
 """
+
+
+def _bwrap_stub(place: Place, *lines: str) -> Path:
+    """A stand-in for bubblewrap: a Python script of these lines (``os`` and ``sys`` imported)."""
+    stub = place.base / "bwrap"
+    stub.write_text("\n".join((f"#!{sys.executable}", "import os, sys", *lines, "")), encoding="utf-8")
+    stub.chmod(0o755)
+    return stub
 
 
 def _script(place: Place, name: str, text: str) -> str:
@@ -371,13 +380,7 @@ class TestRunning:
 
     def test_refused_namespaces_fail_closed(self, place: Place) -> None:
         """A bubblewrap that cannot make its namespaces refuses to build the sandbox, naming them."""
-        stub = place.base / "bwrap"
-        stub.write_text(
-            f"#!{sys.executable}\nimport sys\n"
-            "sys.stderr.write('bwrap: No permissions to creating new namespace\\n')\nsys.exit(1)\n",
-            encoding="utf-8",
-        )
-        stub.chmod(0o755)
+        stub = _bwrap_stub(place, "sys.exit('bwrap: No permissions to creating new namespace')")
         with pytest.raises(SandboxUnavailableError, match="namespace") as raised:
             Sandbox.from_policy(place.policy(), backend=BwrapBackend(bwrap=stub))
         assert raised.value.missing == "user namespaces"
@@ -385,16 +388,12 @@ class TestRunning:
     def test_walls_that_fail_at_run_time_run_nothing(self, place: Place) -> None:
         """A bubblewrap that passes the probe but cannot set a command's walls up: ``run`` raises and the
         command never ran; the launcher exits 125 and the command never ran either."""
-        stub = place.base / "bwrap"
-        stub.write_text(
-            f"#!{sys.executable}\nimport os, sys\n"
-            "if '--bind' in sys.argv:\n"
-            "    sys.stderr.write('bwrap: Can not mount tmpfs\\n')\n"
-            "    sys.exit(1)\n"
-            "os.execv('/usr/bin/bwrap', ['bwrap', *sys.argv[1:]])\n",
-            encoding="utf-8",
+        stub = _bwrap_stub(
+            place,
+            "if '--bind' in sys.argv:",
+            "    sys.exit('bwrap: Can not mount tmpfs')",
+            "os.execv('/usr/bin/bwrap', ['bwrap', *sys.argv[1:]])",
         )
-        stub.chmod(0o755)
         with Sandbox.from_policy(place.policy(), backend=BwrapBackend(bwrap=stub)) as sandbox:
             with pytest.raises(SandboxUnavailableError, match="Can not mount tmpfs") as raised:
                 sandbox.run("echo ran > ran.txt")
@@ -409,21 +408,17 @@ class TestRunning:
     def test_an_older_bubblewrap_gets_the_same_walls(self, place: Place) -> None:
         """Before 0.5 (no --json-status-fd, no --disable-userns) a shell reports the start instead: a command
         runs inside the same walls, and walls that fail still run nothing."""
-        stub = place.base / "bwrap"
-        stub.write_text(
-            f"#!{sys.executable}\nimport os, sys\n"
-            "if sys.argv[1:] == ['--version']:\n"
-            "    print('bubblewrap 0.4.1')\n"
-            "    sys.exit(0)\n"
-            "if '--json-status-fd' in sys.argv or '--disable-userns' in sys.argv:\n"
-            "    sys.exit('bwrap: Unknown option')\n"
-            "failing = os.path.exists(os.path.join(os.path.dirname(sys.argv[0]), 'fail'))\n"
-            "if failing and '--bind' in sys.argv:\n"
-            "    sys.exit('bwrap: Can not mount tmpfs')\n"
-            "os.execv('/usr/bin/bwrap', ['bwrap', *sys.argv[1:]])\n",
-            encoding="utf-8",
+        stub = _bwrap_stub(
+            place,
+            "if sys.argv[1:] == ['--version']:",
+            "    sys.exit(print('bubblewrap 0.4.1'))",
+            "if '--json-status-fd' in sys.argv or '--disable-userns' in sys.argv:",
+            "    sys.exit('bwrap: Unknown option')",
+            "failing = os.path.exists(os.path.join(os.path.dirname(sys.argv[0]), 'fail'))",
+            "if failing and '--bind' in sys.argv:",
+            "    sys.exit('bwrap: Can not mount tmpfs')",
+            "os.execv('/usr/bin/bwrap', ['bwrap', *sys.argv[1:]])",
         )
-        stub.chmod(0o755)
         with Sandbox.from_policy(place.policy(), backend=BwrapBackend(bwrap=stub)) as sandbox:
             inside = sandbox.run(f"echo x > made.txt; echo x > {place.outside}/f")
             (place.base / "fail").write_text("", encoding="utf-8")
