@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from ask_permissions import SandboxUnavailableError, ToolCall
+from ask_permissions import ProtectedPaths, SandboxUnavailableError, ToolCall
 from ask_permissions.sandbox import SECRET_VARIABLES, BwrapBackend, Sandbox
+from ask_permissions.sandbox._bwrap import runtime_dir
 
 from .sandbox_support import LocalServer, Place, bwrap, place, server
 
@@ -120,6 +121,18 @@ class TestFileSystem:
             result = sandbox.run(f"echo x > {target.format(outside=place.outside)}")
         assert result.returncode != 0
         assert list(place.outside.iterdir()) == []
+
+    def test_the_runtime_folder_stays_hidden_in_a_writable_folder(self, place: Place) -> None:
+        """Even where a writable folder holds the sandbox's runtime folder (its locks and records), a
+        command sees it empty (it only lists it here)."""
+        runtime = runtime_dir()
+        nothing = ProtectedPaths(frozenset(), frozenset())  # no placeholder in the shared folder above it
+        policy = place.policy(protected_paths=nothing)
+        with Sandbox.from_policy(policy, writable=[os.path.dirname(runtime)]) as sandbox:
+            listed = sandbox.run(["/bin/ls", "-A", runtime])
+        assert listed.returncode == 0
+        assert listed.stdout == ""
+        assert "setup.lock" in os.listdir(runtime)
 
     def test_tmp_is_private(self, place: Place) -> None:
         """/tmp inside is the sandbox's own: written and read there, never seen by the host."""

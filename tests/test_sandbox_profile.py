@@ -62,7 +62,7 @@ class TestWritable:
             assert f"{top}/.bashrc" in profile.read_only  # kept read-only where it exists
         assert profile.unreadable == ()
         assert profile.network is None
-        assert profile.private == ("/tmp", "/run")
+        assert profile.private == ("/tmp", "/run", "/var/run")
 
     def test_the_reference_shows_the_example_profile(self, place: Place, home: Path) -> None:
         """The profile printed in the reference page is the one built for the example settings."""
@@ -264,4 +264,4 @@ class TestProfileValues:
         data = json.loads(json.dumps(profile.to_dict()))
         assert data["protected"] == ["/a/.git/", "/a/.mcp.json"]
         assert data["network"] == {"allowed": ["WebFetch(domain:pypi.org)"], "refused": 0}
-        assert data["private"] == ["/tmp", "/run"]
+        assert data["private"] == ["/tmp", "/run", "/var/run"]

@@ -58,9 +58,10 @@ __all__ = [
 
 LAUNCH_FAILED: Final = 125
 """The launcher's exit status when the walls could not be set up (the command did not run)."""
-PRIVATE_FOLDERS: Final = ("/tmp", "/run")
-"""Folders every sandbox gets a fresh, empty file system on: its own ``/tmp``; and ``/run``, where the host's
-sockets (D-Bus, the container engines', ``$XDG_RUNTIME_DIR``) live."""
+PRIVATE_FOLDERS: Final = ("/tmp", "/run", "/var/run")
+"""Folders every sandbox gets a fresh, empty file system on: its own ``/tmp``; and ``/run`` (and ``/var/run``
+where it is a folder of its own, not a link to ``/run``), where the host's sockets live: D-Bus, the container
+engines', ``$XDG_RUNTIME_DIR``."""
 NAMESPACES: Final = (
     "--unshare-all",
     # Explicitly: bubblewrap skips its own user namespace when started by root, and so would keep root's
@@ -155,7 +156,10 @@ def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], status_fd: int
     for path in plan["writable"]:
         if os.path.exists(path):
             argv.extend(("--bind", path, path))
-    if not any(is_under(runtime, folder) for folder in PRIVATE_FOLDERS):
+    # The locks, records and proxy sockets stay out of reach: a private folder hides them, unless a
+    # writable folder (a working directory of /tmp itself, say) brings them back into view.
+    private = any(is_under(runtime, folder) for folder in PRIVATE_FOLDERS)
+    if not private or any(is_under(runtime, path) for path in plan["writable"]):
         argv.extend(("--tmpfs", runtime))
     for path in [*protected, *(p for p in plan["read_only"] if _plain_existing(p))]:
         argv.extend(("--ro-bind", path, path))

@@ -99,9 +99,9 @@ class SandboxProfile:
 
     Everything outside ``writable`` is read-only; inside it, ``protected`` paths stay read-only (and one that
     does not exist cannot be created), as do ``read_only`` paths that exist, and ``unreadable`` paths that
-    exist are hidden. ``/tmp`` and ``/run`` are private: fresh and empty. With ``network`` the command
-    reaches only the hosts those rules allow, through the domain proxy; without it, no network at all.
-    Variables matching ``secrets`` are removed from its environment.
+    exist are hidden. ``/tmp``, ``/run`` and ``/var/run`` are private: fresh and empty. With ``network`` the
+    command reaches only the hosts those rules allow, through the domain proxy; without it, no network at
+    all. Variables matching ``secrets`` are removed from its environment.
 
     Attributes:
         cwd: where commands start (a real path).
