@@ -234,6 +234,16 @@ class TestProtectedPaths:
         assert closed == []
         assert at_once == []
 
+    def test_nothing_is_kept_once_the_placeholders_are_gone(self, place: Place) -> None:
+        """The sandbox's own records of a project (its lock, its placeholders) go with the placeholders: the
+        runtime folder does not grow with every project ever sandboxed."""
+        before = set(os.listdir(runtime_dir()))
+        with Sandbox.from_policy(place.policy()) as sandbox:
+            sandbox.run("true")
+            during = set(os.listdir(runtime_dir()))
+        assert during > before  # the project's lock and records, while its placeholders stand
+        assert set(os.listdir(runtime_dir())) <= before
+
     def test_a_protected_symlink_refuses_the_walls(self, place: Place) -> None:
         """A protected name that is a symbolic link could be replaced: the run is refused, nothing ran."""
         (place.outside / "agent").mkdir()

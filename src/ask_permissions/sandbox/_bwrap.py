@@ -213,6 +213,10 @@ def _key(folder: str) -> str:
     return hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
+def _users_path(runtime: str, folder: str) -> str:
+    return os.path.join(runtime, f"users-{_key(folder)}.lock")
+
+
 def _records_path(runtime: str, folder: str) -> str:
     return os.path.join(runtime, f"placeholders-{_key(folder)}.json")
 
@@ -368,7 +372,7 @@ def placeholders(plan: Mapping[str, Any], hold: Hold | None = None) -> Iterator[
                 target, record = _block(path, is_directory, folders)
                 folder = os.path.dirname(target)
                 if folder not in users:
-                    users[folder] = _lock(os.path.join(runtime, f"users-{_key(folder)}.lock"))
+                    users[folder] = _lock(_users_path(runtime, folder))
                     fcntl.flock(users[folder], fcntl.LOCK_SH)
                 if record is not None:
                     made.setdefault(folder, []).append(record)
@@ -398,9 +402,13 @@ def _release(runtime: str, setup: int, users: Mapping[str, int]) -> None:
             except BlockingIOError:
                 continue  # another run over this folder: it cleans up when it ends
             records = _records_path(runtime, folder)
-            _write_records(
-                records, [entry for entry in _read_records(records) if not _remove_placeholder(entry)]
-            )
+            left = [entry for entry in _read_records(records) if not _remove_placeholder(entry)]
+            _write_records(records, left)
+            if not left:
+                # Safe to drop while the setup lock is held: a users lock is only ever taken under it,
+                # and nobody holds this one now. So the folder keeps nothing once nothing is left to remove.
+                with contextlib.suppress(FileNotFoundError):
+                    os.unlink(_users_path(runtime, folder))
     finally:
         for descriptor in users.values():
             os.close(descriptor)
