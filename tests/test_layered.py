@@ -432,7 +432,8 @@ class TestPrecedence:
         assert policy.before_tool_call(case.call)["action"] == case.expected[0]
 
     def test_the_table_reads_as_seed_002(self) -> None:
-        """The layers are seed 002's, in its order, and are exactly the records' layer names."""
+        """The layers are seed 002's, in its order (with the sandbox just before the default), and are
+        exactly the records' layer names."""
         from typing import get_args
 
         assert get_args(LayeredLayer) == LAYERED_LAYERS
@@ -445,6 +446,7 @@ class TestPrecedence:
             "safety_check",
             "mode",
             "allow_rule",
+            "sandbox",
             "default",
         )
 

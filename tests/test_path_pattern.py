@@ -271,6 +271,25 @@ class TestDescription:
         assert compiled.reaches_outside_root is outside
         assert compiled.kind == "path"
 
+    @pytest.mark.parametrize(
+        ("text", "path", "shape"),
+        [
+            pytest.param("./config/app.yaml", f"{ROOT}/config/app.yaml", "exact", id="one-file"),
+            pytest.param("build/**", f"{ROOT}/build", "tree", id="a-tree"),
+            pytest.param("//data/out/**", "/data/out", "tree", id="absolute-tree"),
+            pytest.param("~/.ssh/**", f"{HOME}/.ssh", "tree", id="home-tree"),
+            pytest.param("logs/*.txt", f"{ROOT}/logs", "partial", id="a-glob-inside"),
+            pytest.param("a/**/b", f"{ROOT}/a", "partial", id="a-middle-double-star"),
+            pytest.param("//**", "/", "tree", id="everything"),
+            pytest.param("*.env", ROOT, "anywhere", id="slashless"),
+            pytest.param(".env", ROOT, "anywhere", id="slashless-literal"),
+            pytest.param("src/../lib/**", f"{ROOT}/lib", "tree", id="normalized"),
+        ],
+    )
+    def test_fixed_part(self, text: str, path: str, shape: str) -> None:
+        """The literal path a pattern starts with, and what its wildcards add (what a sandbox can mount)."""
+        assert pattern(text).fixed_part == (path, shape)
+
     def test_home_under_root_stays_inside(self) -> None:
         """A home directory inside the root does not count as outside it."""
         assert not PathPattern("~/x", root="/home", home="/home/user").reaches_outside_root

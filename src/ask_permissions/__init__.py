@@ -4,7 +4,13 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
+from ._errors import (
+    ClaimLostError,
+    CorruptStoreError,
+    InvalidSnapshotError,
+    PermissionsError,
+    SandboxUnavailableError,
+)
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
@@ -83,6 +89,7 @@ __all__ = [
     "Rule",
     "RuleMatch",
     "RuleTextError",
+    "SandboxUnavailableError",
     "SessionPermissionGrants",
     "SettingsSource",
     "SqliteStore",

@@ -5,7 +5,14 @@ from __future__ import annotations
 import reprlib
 from typing import Final
 
-__all__ = ["ClaimLostError", "CorruptStoreError", "InvalidSnapshotError", "PermissionsError", "preview"]
+__all__ = [
+    "ClaimLostError",
+    "CorruptStoreError",
+    "InvalidSnapshotError",
+    "PermissionsError",
+    "SandboxUnavailableError",
+    "preview",
+]
 
 
 class PermissionsError(Exception):
@@ -53,6 +60,21 @@ class ClaimLostError(PermissionsError, RuntimeError):
     def __init__(self, message: str, *, action_id: int) -> None:
         super().__init__(message)
         self.action_id = action_id
+
+
+class SandboxUnavailableError(PermissionsError, OSError):
+    """A sandbox cannot be built or cannot start here, so nothing ran: bubblewrap is missing, the kernel
+    refuses the namespaces it needs, or it could not set the walls up for one command.
+
+    Attributes:
+        missing: what is missing, in a few words (``"bwrap"``, ``"user namespaces"``, ...).
+        detail: what the system said (bubblewrap's own message), or ``None``.
+    """
+
+    def __init__(self, message: str, *, missing: str, detail: str | None = None) -> None:
+        super().__init__(message)
+        self.missing = missing
+        self.detail = detail
 
 
 PREVIEW_LIMIT: Final = 200

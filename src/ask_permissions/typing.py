@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from datetime import datetime
 from typing import (
     TYPE_CHECKING,
@@ -43,6 +43,7 @@ __all__ = [
     "LayeredMode",
     "Mode",
     "OutcomeVerdict",
+    "PathShape",
     "PendingResult",
     "PermissionDecision",
     "PermissionRequest",
@@ -54,6 +55,8 @@ __all__ = [
     "Resolver",
     "ReviewRequest",
     "RuleSetLayer",
+    "SandboxLike",
+    "SandboxRunLike",
     "SettingsSourceName",
     "ToolCallLike",
 ]
@@ -107,16 +110,23 @@ ResolutionScope: TypeAlias = Literal["once", "session", "project"]
 RuleSetLayer: TypeAlias = Literal["default", "project"]
 """Which layer of a ``PermissionRuleSet`` a rule came from."""
 
+PathShape: TypeAlias = Literal["exact", "tree", "partial", "anywhere"]
+"""What a path specifier matches beyond its literal part (``PathPattern.fixed_part``): ``"exact"`` that one
+path, ``"tree"`` everything inside it, ``"partial"`` some names inside it, ``"anywhere"`` a name at any
+depth."""
+
 
 class ProceedResult(TypedDict):
     """The tool call may run: ``{"action": "proceed"}``.
 
     ``arguments`` appears only when a check, hook or layer replaced the model's arguments: run the tool
-    with these instead.
+    with these instead. ``sandboxed`` appears (``True``) only when the call proceeds because it runs in the
+    policy's sandbox: run it through ``sandbox.run`` (or ``sandbox.command``), never outside.
     """
 
     action: Literal["proceed"]
     arguments: NotRequired[Any]
+    sandboxed: NotRequired[bool]
 
 
 class BlockResult(TypedDict):
@@ -174,10 +184,11 @@ LayeredLayer: TypeAlias = Literal[
     "safety_check",
     "mode",
     "allow_rule",
+    "sandbox",
     "default",
 ]
 """The layers of a ``LayeredPolicy``, in the order it consults them (seed 002's order): the names its records
-report."""
+report. ``sandbox``: a shell call no rule decided proceeds because it runs in the policy's sandbox."""
 
 DecisionLayer: TypeAlias = ApprovalLayer | LayeredLayer | Literal["resolution"]
 """The layer that decided a call, as a ``DecisionRecord`` reports it (``"resolution"``: a record of how an
@@ -312,6 +323,40 @@ class PreToolUseHook(Protocol):
     def matches(self, tool_name: str) -> bool: ...
 
     def run(self, call: ToolCall, *, cwd: str, mode: str | None) -> PermissionCheck | None: ...
+
+
+class SandboxRunLike(Protocol):
+    """What running a command in a sandbox gives back: its exit status and output."""
+
+    @property
+    def returncode(self) -> int: ...
+
+    @property
+    def stdout(self) -> str: ...
+
+    @property
+    def stderr(self) -> str: ...
+
+
+class SandboxLike(Protocol):
+    """Walls a host runs shell calls in: ``ask_permissions.sandbox.Sandbox``, or another system's.
+
+    A ``LayeredPolicy`` given one lets a shell call that no rule decided proceed, on the host's promise to
+    run it through ``run`` (or the argument vector ``command`` gives), never outside.
+    """
+
+    @property
+    def cwd(self) -> str:
+        """The working directory commands run in (the policy's own)."""
+        ...
+
+    def command(self, command: str | Sequence[str]) -> list[str]:
+        """The argument vector that runs a command inside the walls."""
+        ...
+
+    def run(self, command: str | Sequence[str], *, timeout: float | None = None) -> SandboxRunLike:
+        """Run a command inside the walls and wait for it."""
+        ...
 
 
 HookFunction: TypeAlias = "Callable[[ToolCall], PermissionCheck | None]"

@@ -17,19 +17,23 @@ from ask_permissions import (
     DecisionRecord,
     HookResult,
     Hooks,
+    LayeredPolicy,
     PermissionCheck,
     PermissionRules,
     PermissionRuleSet,
     Permissions,
+    PermissionSettings,
     PlanModePolicy,
     PostgresStore,
+    ProceedResult,
+    SandboxUnavailableError,
     SessionPermissionGrants,
     SqliteStore,
     ToolCall,
     load_policy,
     open_store,
 )
-from ask_permissions.typing import HookFunction, HooksConfig, PreToolUseHook
+from ask_permissions.typing import HookFunction, HooksConfig, PreToolUseHook, SandboxLike
 
 
 def hook(policy: ApprovalPolicy, call: ToolCall) -> str:
@@ -108,3 +112,28 @@ def hooks() -> ApprovalPolicy:
     assert answer is None or answer.is_deny
     both = Hooks([*Hooks.from_config(config, base_dir="."), hook])
     return ApprovalPolicy(queue=ApprovalQueue(), hooks=[*both, function])
+
+
+def sandboxed(settings: PermissionSettings) -> str:
+    from ask_permissions.sandbox import SECRET_VARIABLES, BwrapBackend, Sandbox, SandboxProfile, SandboxResult
+
+    policy = LayeredPolicy(queue=ApprovalQueue(), settings=settings, sandbox=Sandbox.from_policy)
+    walls: SandboxLike | None = policy.sandbox
+    own = Sandbox.from_policy(
+        policy, secrets=(*SECRET_VARIABLES, "DEPLOY_KEY"), backend=BwrapBackend(linger=0)
+    )
+    profile: SandboxProfile = own.profile
+    try:
+        result: SandboxResult = own.run(["make", "test"], timeout=60.0)
+        argv: list[str] = own.command("make test")
+    except SandboxUnavailableError as error:
+        return error.missing
+    finally:
+        own.close()
+    record = policy.evaluate(ToolCall("Bash", {"command": "make"}))
+    decided: ProceedResult | None = None
+    outcome = policy.before_tool_call(ToolCall("Bash", {"command": "make"}))
+    if outcome["action"] == "proceed":
+        decided = outcome
+    sandboxed_call = decided is not None and decided.get("sandboxed", False)
+    return f"{walls is not None} {profile.cwd} {result.stdout} {argv} {record.sandboxed} {sandboxed_call}"

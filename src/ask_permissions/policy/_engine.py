@@ -104,6 +104,8 @@ class Opinion:
         unresolved: a block that stands for an ask nobody could answer (the record's verdict is
             ``ask_unresolved``).
         reviewable: whether an automatic reviewer may answer this ask instead of a person.
+        sandboxed: a proceed that holds only because the call runs in the policy's sandbox (the result and
+            the record say so).
 
     Compared by identity: the engine keeps the settled form of the opinions a table's layers return again
     and again (module constants), so the hot path builds nothing for them.
@@ -119,6 +121,7 @@ class Opinion:
     rule_id: str | None = None
     unresolved: bool = False
     reviewable: bool = True
+    sandboxed: bool = False
 
 
 class Facts(Protocol):
@@ -504,6 +507,8 @@ class Engine(Generic[F]):
             result = {"action": "proceed"}
             if decided.arguments is not UNCHANGED:
                 result["arguments"] = facts.arguments
+            if decided.opinion.sandboxed:
+                result["sandboxed"] = True
         elif verdict == "block":
             result = {"action": "block", "reason": decided.reason or ""}
         elif (refused := self._rejected_before(facts)) is not None:
@@ -764,6 +769,7 @@ class Engine(Generic[F]):
             verdict="ask_unresolved" if opinion.unresolved else None,
             modified=decided.arguments is not UNCHANGED and opinion.verdict == "proceed",
             rule_id=opinion.rule_id,
+            sandboxed=opinion.sandboxed and opinion.verdict == "proceed",
         )
 
     # -- resolving -----------------------------------------------------------------------------------

@@ -1,9 +1,10 @@
 """LayeredPolicy: seed 002's layered permission pipeline, as a table on the pipeline engine.
 
 Read the table top to bottom: hooks; deny rules; ask rules; the tool's own check and the host's checks;
-safety checks; the mode; allow rules; then "ask". The rules come from every settings source, merged so that
-deny beats ask beats allow whatever the source. Then the rewrites: ``auto`` mode lets a reviewer answer asks,
-``dontAsk`` turns asks into blocks, and without a person (``interactive=False``) an ask is a block.
+safety checks; the mode; allow rules; a shell call's sandbox, when the host has one; then "ask". The rules
+come from every settings source, merged so that deny beats ask beats allow whatever the source. Then the
+rewrites: ``auto`` mode lets a reviewer answer asks, ``dontAsk`` turns asks into blocks, and without a
+person (``interactive=False``) an ask is a block.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
-from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest
+from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest, SandboxLike
 
 from ._checks import Check, PermissionCheck, read_checks, run_checks
 from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Rewrite, Table, Texts, unanswerable
@@ -40,6 +41,7 @@ from ._plan_mode import PlanModePolicy
 from ._records import DecisionRecord, MatchedRule
 from ._reviewer import DenialTracker, Review, Reviewer, review
 from ._safety import PROTECTED_PATHS, ProtectedPaths, SafetyFinding, check_paths, check_shell
+from ._sandbox_view import SandboxView, sandbox_view
 from ._tool_metadata import ToolMetadata, ToolRegistry
 
 if TYPE_CHECKING:
@@ -97,6 +99,7 @@ class _State:
         "reviewer",
         "reviewer_timeout",
         "rules",
+        "sandbox",
         "tools",
         "version",
     )
@@ -124,6 +127,7 @@ class _State:
     reviewer: Reviewer | None
     reviewer_timeout: float | None
     rules: LayeredRules
+    sandbox: SandboxLike | None
     tools: ToolRegistry
     version: int
 
@@ -450,6 +454,21 @@ def _allow_rule(call: _Call) -> Opinion | None:
     return None
 
 
+_SANDBOXED: Final = Opinion("proceed", sandboxed=True)
+
+
+def _sandboxed(call: _Call) -> Opinion | None:
+    """6b. A shell call that no rule decided proceeds when the policy's sandbox runs it: what the static
+    reading left uncertain, the kernel's walls hold. Every guard above came first (deny and ask rules,
+    safety checks, the mode), and a tool's own check that asks still asks."""
+    if call.state.sandbox is None or call.command() is None:
+        return None
+    answer = call.tool_check()
+    if answer is not None and answer.verdict == "ask":
+        return None
+    return _SANDBOXED
+
+
 def _default(call: _Call) -> Opinion | None:
     """7. Nothing decided: ask a person (with the tool's own prompt, if its check asked)."""
     answer = call.tool_check()
@@ -505,6 +524,7 @@ _TABLE: Final[Table[_Call]] = Table(
         Layer("safety_check", _safety_check, guard=True),
         Layer("mode", _mode, guard=True),
         Layer("allow_rule", _allow_rule),
+        Layer("sandbox", _sandboxed),
         Layer("default", _default),
         Rewrite("auto", _auto, frozenset({"ask"}), blocking=True),
         Rewrite("dont_ask", _dont_ask, frozenset({"ask"})),
@@ -550,9 +570,15 @@ class LayeredPolicy(Engine[_Call]):
         max_total_denials: the circuit breaker's limit on the session's denials in all (20).
         exit_tool: the tool that leaves plan mode (``exit_plan_mode``).
         on_mode_change: called with a ``ModeChange`` after the mode changed.
+        sandbox: the walls the host runs shell calls in (an ``ask_permissions.sandbox.Sandbox``), or a
+            function of the policy that makes them (``Sandbox.from_policy``): a shell call that no rule
+            decided then proceeds, its result and record saying ``sandboxed``, on the host's promise to run
+            such calls through ``sandbox.run`` (or ``sandbox.command``), never outside.
 
     Raises:
-        ValueError: an unknown mode, or ``bypassPermissions`` while a settings source disables it.
+        ValueError: an unknown mode, or ``bypassPermissions`` while a settings source disables it; a
+            sandbox whose working directory is not the policy's.
+        SandboxUnavailableError: the sandbox function found no way to build walls here.
         InvalidSnapshotError: a rule or hook of the settings that cannot be read (naming file and field).
         TypeError: a collaborator of the wrong shape.
     """
@@ -582,6 +608,7 @@ class LayeredPolicy(Engine[_Call]):
         max_total_denials: int = 20,
         exit_tool: str = "exit_plan_mode",
         on_mode_change: Callable[[ModeChange], object] | None = None,
+        sandbox: SandboxLike | Callable[[LayeredPolicy], SandboxLike] | None = None,
     ) -> None:
         if not isinstance(settings, PermissionSettings):
             raise TypeError(f"settings: expected a PermissionSettings; got {preview(settings)}")
@@ -621,10 +648,19 @@ class LayeredPolicy(Engine[_Call]):
             reviewer=reviewer,
             reviewer_timeout=reviewer_timeout,
             rules=LayeredRules(sources, kinds=read, home=home),
+            sandbox=None,
             tools=ToolRegistry(tools, layered=True),
             version=version,
         )
-        unused = [name for name, used in (("hook", state.hooks), ("check", all_checks)) if not used]
+        # A sandbox made from the policy reads it (sandbox_view), so the state is in place first; and it is
+        # made before the engine observes the queue, so a sandbox that cannot be built leaves nothing behind.
+        self._own_hooks: Final = own_hooks
+        self._state = state
+        self._lock: Final = threading.Lock()
+        if sandbox is not None:
+            state = self._state = state.with_changes(sandbox=self._read_sandbox(sandbox))
+        used = (("hook", state.hooks), ("check", all_checks), ("sandbox", state.sandbox is not None))
+        unused = [name for name, is_used in used if not is_used]
         super().__init__(
             table=_TABLE.without(*unused) if unused else _TABLE,
             queue=queue,
@@ -634,9 +670,6 @@ class LayeredPolicy(Engine[_Call]):
             scopes=self._scope_plan,
             on_project_grant=on_project_grant,
         )
-        self._own_hooks: Final = own_hooks
-        self._state = state
-        self._lock: Final = threading.Lock()
         self._history: list[ModeChange] = []
         self._on_mode_change: Final = on_mode_change
 
@@ -651,6 +684,29 @@ class LayeredPolicy(Engine[_Call]):
     def cwd(self) -> str:
         """The working directory (path rules' ``./`` and acceptEdits' inside)."""
         return self._state.cwd
+
+    @property
+    def sandbox(self) -> SandboxLike | None:
+        """The walls the host runs shell calls in, or ``None``."""
+        return self._state.sandbox
+
+    def sandbox_view(self) -> SandboxView:
+        """What a sandbox built from this policy reads of it now: the working directories, the protected
+        paths, the path and domain rules (deny, then ask, then allow) and the settings files."""
+        state = self._current()
+        sources = self._settings.sources
+        files = (*(source.path for source in sources if source.path), self._settings.local_path)
+        return sandbox_view(
+            state.rules.rules,
+            kinds=state.kinds,
+            tools=state.tools,
+            cwd=state.cwd,
+            home=state.home,
+            directories=state.directories,
+            protected=state.protected,
+            settings_files=tuple(dict.fromkeys(files)),
+            version=state.version,
+        )
 
     @property
     def denials(self) -> DenialTracker:
@@ -692,6 +748,25 @@ class LayeredPolicy(Engine[_Call]):
         return f"<LayeredPolicy mode={state.mode!r} rules={len(state.rules)} cwd={state.cwd!r}>"
 
     # -- the engine's needs -------------------------------------------------------------------------------
+
+    def _read_sandbox(self, sandbox: object) -> SandboxLike:
+        """The policy's sandbox: the one given, or the one a function of the policy makes."""
+        if not _is_sandbox(sandbox) and callable(sandbox):
+            sandbox = sandbox(self)
+        if not _is_sandbox(sandbox):
+            raise TypeError(
+                "sandbox: expected a sandbox (with cwd, command() and run()) or a function of the policy "
+                f"that makes one (Sandbox.from_policy); got {preview(sandbox)}"
+            )
+        walls: SandboxLike = sandbox  # type: ignore[assignment]  # checked structurally above
+        cwd = self._state.cwd
+        theirs: object = walls.cwd  # a host's own sandbox may get this wrong
+        if not isinstance(theirs, str) or os.path.realpath(theirs) != os.path.realpath(cwd):
+            raise ValueError(
+                f"sandbox: its working directory {preview(walls.cwd)} is not the policy's ({cwd!r}): the "
+                "safety checks would read the commands' paths against another folder than they run in"
+            )
+        return walls
 
     def _check_mode(self, mode: object) -> None:
         if mode not in LAYERED_MODES:
@@ -747,6 +822,10 @@ class LayeredPolicy(Engine[_Call]):
 
             return persist
         return None
+
+
+def _is_sandbox(value: object) -> bool:
+    return callable(getattr(value, "run", None)) and callable(getattr(value, "command", None))
 
 
 def _settings_hooks(sources: Iterable[Any], own: Hooks, kinds: Mapping[str, ToolKind], home: str) -> Hooks:

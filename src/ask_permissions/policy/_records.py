@@ -104,6 +104,7 @@ class DecisionRecord:
         modified: the call runs with replaced arguments (``args_digest`` stays the digest of the model's
             original arguments: it identifies the call the model made).
         rule_id: the id of the check function that decided, if one did.
+        sandboxed: the call proceeds because it runs in the policy's sandbox (the ``sandbox`` layer).
     """
 
     tool: str
@@ -119,6 +120,7 @@ class DecisionRecord:
     verdict: RecordVerdict | None = None
     modified: bool = False
     rule_id: str | None = None
+    sandboxed: bool = False
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -134,7 +136,7 @@ class DecisionRecord:
         """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict.
 
         ``verdict`` is always there; keys of fields that do not apply (``source``, ``rule_id``, ``modified``
-        when false) are left out.
+        and ``sandboxed`` when false) are left out.
         """
         data: dict[str, Any] = {
             "tool": self.tool,
@@ -154,4 +156,6 @@ class DecisionRecord:
             data["modified"] = True
         if self.rule_id is not None:
             data["rule_id"] = self.rule_id
+        if self.sandboxed:
+            data["sandboxed"] = True
         return data

@@ -12,7 +12,7 @@ from typing import Any, Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail, read_str
-from ask_permissions.typing import Decision
+from ask_permissions.typing import Decision, PathShape
 
 from ._glob import Glob
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
@@ -236,6 +236,26 @@ class PathPattern:
     def reaches_outside_root(self) -> bool:
         """Whether an allow with it can match a path outside ``root`` (an absolute or ``~`` pattern)."""
         return not self._floating and not _is_within(self._base, self.root)
+
+    @property
+    def fixed_part(self) -> tuple[str, PathShape]:
+        """The absolute path its leading literal names spell, and what the rest of the pattern adds.
+
+        ``"exact"``: it names that one path (``./config/app.yaml``); ``"tree"``: everything inside it
+        (``./build/**``); ``"partial"``: some names inside it, chosen by wildcards (``./logs/*.txt``);
+        ``"anywhere"``: a slash-less pattern, which matches its name at any depth (the path is ``root``).
+        """
+        if self._floating:
+            return self.root, "anywhere"
+        segments = self._segments
+        literal = 0
+        while literal < len(segments) and not ("*" in segments[literal] or "?" in segments[literal]):
+            literal += 1
+        path = normalize_path("/".join((self._base, *segments[:literal])))
+        rest = segments[literal:]
+        if not rest:
+            return path, "exact"
+        return path, "tree" if rest == ("**",) else "partial"
 
     # -- matching ------------------------------------------------------------------------------------------
 

@@ -1,0 +1,243 @@
+"""The domain proxy: a small HTTP proxy on a Unix socket that lets sandboxed commands reach only the hosts
+the policy's domain rules allow.
+
+It speaks just enough HTTP/1.1: ``CONNECT host:port`` opens a tunnel (HTTPS, decided by the CONNECT host),
+and a request in absolute form (``GET http://host/path``) is forwarded to its host with ``Connection:
+close``. Anything else, and any host the rules do not allow, gets a ``403`` (or ``400``) and nothing is
+connected. The socket lies in a folder of mode 0700 in the sandbox's runtime folder; inside a sandbox the
+bridge (``_bridge.py``) carries connections to it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import selectors
+import socket
+import tempfile
+import threading
+import urllib.parse
+from collections.abc import Callable
+from typing import Final, final
+
+from ._bridge import splice
+from ._bwrap import runtime_dir
+from ._profile import NetworkRules
+
+__all__ = ["DomainProxy"]
+
+_HEAD_LIMIT: Final = 65536
+_HEAD_TIMEOUT: Final = 30.0
+_CONNECT_TIMEOUT: Final = 15.0
+_MAX_CONNECTIONS: Final = 64
+_DROPPED_HEADERS: Final = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive"})
+
+
+@final
+class DomainProxy:
+    """The proxy one sandbox's commands reach the network through.
+
+    ``rules`` is called for each connection, so the proxy follows the policy's settings as they change
+    (``None``: refuse everything). Thread-safe: a private lock guards the open connections; ``close`` ends
+    them all and joins its threads.
+    """
+
+    __slots__ = ("_connections", "_folder", "_listener", "_lock", "_rules", "_thread", "_threads", "_wake")
+
+    def __init__(self, rules: Callable[[], NetworkRules | None]) -> None:
+        self._rules: Final = rules
+        self._lock: Final = threading.Lock()
+        self._folder = tempfile.mkdtemp(prefix="proxy-", dir=runtime_dir())
+        self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._listener.bind(self.socket_path)
+        self._listener.listen(_MAX_CONNECTIONS)
+        self._wake = socket.socketpair()
+        self._connections: set[socket.socket] = set()
+        self._threads: set[threading.Thread] = set()
+        self._thread = threading.Thread(target=self._serve, name="ask-permissions-proxy", daemon=True)
+        self._thread.start()
+
+    @property
+    def folder(self) -> str:
+        """The folder holding the socket (bound into each sandbox)."""
+        return self._folder
+
+    @property
+    def socket_path(self) -> str:
+        """The proxy's Unix socket."""
+        return os.path.join(self._folder, "proxy.sock")
+
+    def __repr__(self) -> str:
+        with self._lock:
+            open_connections = len(self._connections)
+        return f"<DomainProxy socket={self.socket_path!r} connections={open_connections}>"
+
+    def close(self) -> None:
+        """Stop listening, end every open connection and remove the socket (idempotent)."""
+        with contextlib.suppress(OSError):
+            self._wake[1].send(b"x")
+        self._thread.join(10)
+        with self._lock:
+            connections = list(self._connections)
+            threads = list(self._threads)
+        for connection in connections:
+            with contextlib.suppress(OSError):
+                connection.shutdown(socket.SHUT_RDWR)
+        for thread in threads:
+            thread.join(10)
+        self._listener.close()
+        for end in self._wake:
+            end.close()
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(self.socket_path)
+        with contextlib.suppress(OSError):
+            os.rmdir(self._folder)
+
+    # -- serving ----------------------------------------------------------------------------------------
+
+    def _serve(self) -> None:
+        selector = selectors.DefaultSelector()
+        selector.register(self._listener, selectors.EVENT_READ)
+        selector.register(self._wake[0], selectors.EVENT_READ)
+        try:
+            while True:
+                ready = [key.fileobj for key, _ in selector.select()]
+                if self._wake[0] in ready:
+                    return
+                try:
+                    client, _ = self._listener.accept()
+                except OSError:
+                    continue
+                with self._lock:
+                    crowded = len(self._threads) >= _MAX_CONNECTIONS
+                    if not crowded:
+                        thread = threading.Thread(target=self._handle, args=(client,), daemon=True)
+                        self._threads.add(thread)
+                        self._connections.add(client)
+                if crowded:
+                    _refuse(client, 503, "Service Unavailable", "too many connections through the proxy")
+                    continue
+                thread.start()
+        finally:
+            selector.close()
+
+    def _handle(self, client: socket.socket) -> None:
+        upstream: socket.socket | None = None
+        try:
+            upstream = self._open(client)
+            if upstream is None:
+                return
+            with self._lock:
+                self._connections.add(upstream)
+            splice(client, upstream)
+        finally:
+            with self._lock:
+                self._connections.discard(client)
+                if upstream is not None:
+                    self._connections.discard(upstream)
+                self._threads.discard(threading.current_thread())
+
+    def _open(self, client: socket.socket) -> socket.socket | None:
+        """Read the request head and open the connection it asks for, if the rules allow its host."""
+        try:
+            client.settimeout(_HEAD_TIMEOUT)
+            head, rest = _read_head(client)
+        except (OSError, ValueError):
+            client.close()
+            return None
+        lines = head.split(b"\r\n")
+        try:
+            method, target, version = lines[0].decode("latin-1").split(" ")
+        except ValueError:
+            _refuse(client, 400, "Bad Request", "not an HTTP request")
+            return None
+        if method == "CONNECT":
+            host, port = _authority(target, 443)
+            url = f"https://{target}/"
+        else:
+            parts = urllib.parse.urlsplit(target)
+            if parts.scheme != "http" or not parts.hostname:
+                _refuse(client, 400, "Bad Request", "expected CONNECT or an absolute http:// URL")
+                return None
+            host, port = _authority(parts.netloc.rpartition("@")[2], 80)
+            url = target
+        rules = self._rules()
+        if host is None or rules is None or not rules.allows(url):
+            _refuse(client, 403, "Forbidden", f"the policy's domain rules do not allow {target!r}")
+            return None
+        try:
+            upstream = socket.create_connection((host, port), timeout=_CONNECT_TIMEOUT)
+        except OSError as error:
+            _refuse(client, 502, "Bad Gateway", f"could not connect to {target!r}: {error}")
+            return None
+        upstream.settimeout(None)
+        client.settimeout(None)
+        try:
+            if method == "CONNECT":
+                client.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+                if rest:
+                    upstream.sendall(rest)
+            else:
+                upstream.sendall(_origin_form(method, target, version, lines[1:]) + rest)
+        except OSError:
+            upstream.close()
+            client.close()
+            return None
+        return upstream
+
+
+def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if len(data) > _HEAD_LIMIT:
+            raise ValueError("request head too long")
+        chunk = client.recv(4096)
+        if not chunk:
+            raise ValueError("connection closed before the request head ended")
+        data += chunk
+    head, _, rest = data.partition(b"\r\n\r\n")
+    return head, rest
+
+
+def _authority(authority: str, default_port: int) -> tuple[str | None, int]:
+    """The host and port of ``host:port`` or ``[v6]:port`` (``None`` when it does not read as one)."""
+    if authority.startswith("["):
+        host, _, rest = authority[1:].partition("]")
+        port_text = rest.removeprefix(":")
+    else:
+        host, _, port_text = authority.partition(":")
+    if not host:
+        return None, default_port
+    if not port_text:
+        return host, default_port
+    if not (port_text.isascii() and port_text.isdigit()) or not 0 < int(port_text) < 65536:
+        return None, default_port
+    return host, int(port_text)
+
+
+def _origin_form(method: str, target: str, version: str, headers: list[bytes]) -> bytes:
+    """The request as its origin server expects it: the path only, no proxy headers, one request."""
+    parts = urllib.parse.urlsplit(target)
+    path = parts.path or "/"
+    if parts.query:
+        path += "?" + parts.query
+    kept = [line for line in headers if _header_name(line) not in _DROPPED_HEADERS]
+    if not any(_header_name(line) == "host" for line in kept):
+        kept.insert(0, b"Host: " + parts.netloc.rpartition("@")[2].encode("latin-1"))
+    lines = [f"{method} {path} {version}".encode("latin-1"), *kept, b"Connection: close"]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
+def _header_name(line: bytes) -> str:
+    return line.split(b":", 1)[0].strip().lower().decode("latin-1")
+
+
+def _refuse(client: socket.socket, status: int, title: str, reason: str) -> None:
+    body = f"ask-permissions sandbox: {reason}\n".encode()
+    response = (
+        f"HTTP/1.1 {status} {title}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n"
+    ).encode("latin-1")
+    with contextlib.suppress(OSError):
+        client.sendall(response + body)
+    client.close()
