@@ -4,7 +4,15 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
+from ._errors import (
+    ClaimLostError,
+    CorruptStoreError,
+    InvalidSnapshotError,
+    PermissionsError,
+    ResolutionNotRecordedError,
+    StoreError,
+    StoreUnavailableError,
+)
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
@@ -79,6 +87,7 @@ __all__ = [
     "PostgresStore",
     "ProceedResult",
     "ProtectedPaths",
+    "ResolutionNotRecordedError",
     "Review",
     "Rule",
     "RuleMatch",
@@ -86,6 +95,8 @@ __all__ = [
     "SessionPermissionGrants",
     "SettingsSource",
     "SqliteStore",
+    "StoreError",
+    "StoreUnavailableError",
     "ToolCall",
     "ToolMetadata",
     "__version__",

@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable
 from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, final
 
-from ask_permissions._errors import preview
+from ask_permissions._errors import StoreUnavailableError, preview
 from ask_permissions.typing import ResolutionScope
 
 from ._action import RESOLVED, Action, evolve
@@ -108,11 +108,13 @@ class LocalSession:
         with self.changed:
             try:
                 for action_id in self.waiters.async_ids:
-                    action = self.state.get(action_id)
+                    try:
+                        action = self.state.get(action_id)
+                    except StoreUnavailableError:  # the store's watcher wakes them again to look
+                        continue
                     if action is None or action.status in RESOLVED:
-                        woken = self.waiters.take_async(action_id)
-                        if action is not None:
-                            wake(woken, action)
+                        # None: another process forgot it; the wait returns None, as for an unknown id.
+                        wake(self.waiters.take_async(action_id), action)
             finally:
                 self.changed.notify_all()
 
