@@ -99,6 +99,16 @@ class PostgresServer:
             detail = log.read_text() if log.exists() else started.stderr
             raise PostgresUnavailable(f"PostgreSQL did not start: {detail[-2000:]}")
 
+    def running(self) -> bool:
+        """Whether the server runs (``pg_ctl status``)."""
+        status = subprocess.run(
+            _as_server_user([str(self._binaries / "pg_ctl"), "-D", str(self._data), "status"]),
+            check=False,
+            capture_output=True,
+            timeout=_START_SECONDS,
+        )
+        return status.returncode == 0
+
     def stop(self, mode: str = "immediate") -> None:
         """Stop the server (``pg_ctl stop -m MODE -w``): ``immediate`` kills it as a crash would."""
         subprocess.run(

@@ -15,12 +15,14 @@ Roles:
     wait_later SESSION ID TIMEOUT ASYNC  after the start line, wait (ASYNC 1: wait_async) for TIMEOUT s
     approve SESSION ACTION_ID            after the start line, approve ACTION_ID; report what it did
     restore SESSION INDEX                after the start line, restore a snapshot of ids INDEX*10+1..+3
-    submit_retrying SESSION              after the start line, submit until a "stop" line: each call is
-                                         submitted again, with its call id, until it returns an id
+    submit_retrying SESSION              after the start line, submit auto-approved calls until a "stop"
+                                         line: each is submitted again, with its call id, until it
+                                         returns an id
 
 With ``ASK_PERMISSIONS_TEST_CLOCK_STEP=SECONDS`` in its environment a worker's wall clock (``time.time``)
 runs that many seconds ahead (or behind, if negative) of the machine's: a clock step, which a test
-cannot make on a shared machine.
+cannot make on a shared machine. ``ASK_PERMISSIONS_TEST_LEASE=SECONDS`` sets the lease of the roles that
+take none as an argument (default 30).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from typing import Any
 from ask_permissions import Action, ApprovalQueue, ClaimLostError, StoreError, open_store
 
 CLOCK_STEP = "ASK_PERMISSIONS_TEST_CLOCK_STEP"
+LEASE = "ASK_PERMISSIONS_TEST_LEASE"
 
 AUTO_APPROVE = {"read": True}
 
@@ -200,18 +203,15 @@ def submit_retrying(queue: ApprovalQueue) -> None:
     number = 0
     while not stop.is_set():
         call = f"s{number}"
-        auto = number % 2 == 0
         while True:
             try:
-                action_id = queue.submit(
-                    tool_call_id=call, tool_name="read" if auto else "bash", auto_approvable=auto
-                )
+                action_id = queue.submit(tool_call_id=call, tool_name="read", auto_approvable=True)
             except StoreError as error:
                 emit(event="failed", call=call, error=type(error).__name__, message=str(error))
                 time.sleep(0.05)  # a host's pause before it tries again, not a wait for an event
                 continue
             break
-        emit(event="submitted", id=action_id, call=call, auto=auto)
+        emit(event="submitted", id=action_id, call=call, auto=True)
         number += 1
 
 
@@ -220,8 +220,11 @@ def main(argv: list[str]) -> None:
     step = float(os.environ.get(CLOCK_STEP, "0"))
     if step:
         wall = time.time
-        time.time = lambda: wall() + step  # type: ignore[assignment]  # see the module's docstring
-    lease = timedelta(seconds=float(rest[1])) if role in ("hang", "stall") else timedelta(seconds=30)
+        time.time = lambda: wall() + step  # see the module's docstring
+    if role in ("hang", "stall"):
+        lease = timedelta(seconds=float(rest[1]))
+    else:
+        lease = timedelta(seconds=float(os.environ.get(LEASE, "30")))
     store = open_store(url, lease=lease)
     queue = ApprovalQueue(store=store, session=session, auto_approve=AUTO_APPROVE)
     emit(event="ready")

@@ -485,7 +485,8 @@ class ApprovalQueue:
                 except TimeoutError:
                     with self._changed:
                         look.decided()
-                    raise look.timed_out(timeout) from None
+                    error = look.timed_out(timeout)
+                    raise error from error.__cause__
             finally:
                 with self._changed:
                     self._local.waiters.remove_async(key, waiter)
