@@ -279,7 +279,7 @@ class TestFullDisk:
                 assert calls == [1]
                 fillers[0].unlink()
             else:
-                freer = start(lambda: release_when(failed, lambda: fillers[0].unlink()))
+                freer = start(lambda: release_when(failed, lambda: fillers.pop().unlink()))
                 [approved] = queue.approve(1)
                 join(freer)
                 assert approved.is_approved
