@@ -78,7 +78,8 @@ class SqliteStore(SqlStore):
         timeout: seconds a statement waits for another process's transaction before it fails: below
             the lease (default: a quarter of it, at most 5 s), so a resolution is tried again within it.
         read_only: open the file for reading only (``list``, ``show``, ``watch``): nothing is created,
-            and every write raises ``StoreUnavailableError``.
+            and every write raises ``StoreUnavailableError``. On a read-only file system the file is
+            read as it is.
 
     Raises:
         CorruptStoreError: the file is not a database, or holds tables of another schema (version) under
@@ -152,10 +153,7 @@ class SqliteStore(SqlStore):
 
     def _connect(self) -> sqlite3.Connection:
         if self._read_only:
-            uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
-            return sqlite3.connect(
-                uri, uri=True, timeout=self._timeout, isolation_level=None, check_same_thread=False
-            )
+            return self._connect_to_read()
         connection = sqlite3.connect(
             self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
         )
@@ -167,6 +165,25 @@ class SqliteStore(SqlStore):
         except BaseException:
             connection.close()
             raise
+        return connection
+
+    def _connect_to_read(self) -> sqlite3.Connection:
+        """A read-only connection. On a read-only file system, where SQLite cannot make the WAL's index
+        file beside the database, the file is read as it is (``immutable``): nothing can change it there."""
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
+        options: dict[str, Any] = {
+            "timeout": self._timeout,
+            "isolation_level": None,
+            "check_same_thread": False,
+        }
+        connection = sqlite3.connect(uri, uri=True, **options)
+        try:
+            connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            connection.close()
+            if not os.statvfs(os.path.dirname(os.path.abspath(self._path))).f_flag & os.ST_RDONLY:
+                raise
+            connection = sqlite3.connect(uri + "&immutable=1", uri=True, **options)
         return connection
 
     def _prepare(self, execute: Execute) -> None:
