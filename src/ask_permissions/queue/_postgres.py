@@ -57,14 +57,15 @@ _FIND_INSERT: Final = (
     "SELECT id FROM ask_permissions_actions WHERE session = %(session)s AND submit_owner = %(submit_owner)s"
 )
 # The claim, returning also what it overwrote (see _UNCLAIM); the old columns are renamed, so the
-# unqualified ones are the row's.
+# unqualified ones are the row's. They are read as of the statement's start: a claim that waited for
+# another one re-checks the row itself, and the old values serve only to put back a row that does not read.
 _OLD: Final = ("old_status", "old_token", "old_lease", "old_scope", "old_feedback")
 _CLAIM: Final = (
     "UPDATE ask_permissions_actions SET status = 'applying', claim_token = :token,"
     " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback"
     " FROM (SELECT status AS old_status, claim_token AS old_token, lease_until AS old_lease,"
     " resolution_scope AS old_scope, feedback AS old_feedback FROM ask_permissions_actions"
-    " WHERE session = :session AND id = :id FOR UPDATE) AS old"
+    " WHERE session = :session AND id = :id) AS old"
     f" WHERE session = :session AND id = :id AND {CLAIMABLE}"
     f" RETURNING {READ_COLUMNS}, {{now}}, " + ", ".join(_OLD)
 )
@@ -198,7 +199,7 @@ class PostgresStore(SqlStore):
                 connection = self._usable()
                 try:
                     cursor = connection.execute(sql, params)
-                    rows = cursor.fetchall() if cursor.description is not None else []
+                    rows = cursor.fetchall() if cursor.rownumber is not None else []
                 except self._driver.Error as error:
                     # Every statement sent this way may run twice (see the templates): try it once more
                     # on a new connection if this one broke.
@@ -374,7 +375,7 @@ class PostgresStore(SqlStore):
 def _executor(cursor: psycopg.Cursor[Any]) -> Execute:
     def execute(sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         cursor.execute(sql, params)
-        return cursor.fetchall() if cursor.description is not None else []
+        return cursor.fetchall() if cursor.rownumber is not None else []
 
     return execute
 
