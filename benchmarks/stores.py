@@ -186,6 +186,7 @@ def _resolve_load(
                 continue
             ids = chooser.sample(oldest, min(3, len(oldest)))
             approve = chooser.random() < 0.5
+            asked = time.monotonic()  # a wake-up counts from here: the decision is being recorded
             if role == "load-resolve":
                 resolved = queue.approve(*ids, scope="session") if approve else queue.reject(*ids)
                 decided = [action.id for action in resolved]
@@ -199,7 +200,7 @@ def _resolve_load(
                 ]
                 for action_id in decided:  # the command's callbacks are its printed lines
                     emit(event="callback", id=action_id)
-            emit(event="resolved", ids=decided, at=time.monotonic())
+            emit(event="resolved", ids=decided, at=asked)
     finally:
         store.unwatch()
 

@@ -31,9 +31,9 @@ from ask_permissions._errors import (
     StoreUnavailableError,
     preview,
 )
-from ask_permissions.typing import ResolutionScope
+from ask_permissions.typing import ActionStatus, ResolutionScope
 
-from ._action import SCOPES, Action
+from ._action import SCOPES, Action, evolve
 from ._args import MAX_JSON_DEPTH, read_json
 from ._leases import RETRY_SECONDS, Leases, Recording, Renewals
 from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState, check_session
@@ -136,11 +136,12 @@ _TEMPLATES: Final = {
     "claim": "UPDATE ask_permissions_actions SET status = 'applying', claim_token = :token,"
     " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback"
     f" WHERE session = :session AND id = :id AND {CLAIMABLE} RETURNING {_READ}, {{now}}",
+    # The row was read whole when claimed: the finish returns only that it matched.
     "finish": "UPDATE ask_permissions_actions SET status = :status, lease_until = NULL,"
     " resolved_at = :resolved_at"
     " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
-    f" RETURNING {_READ}, {{now}}{{notify}}",
-    "finished": f"SELECT {_READ}, {{now}} FROM ask_permissions_actions"
+    " RETURNING id{notify}",
+    "finished": "SELECT id FROM ask_permissions_actions"
     " WHERE session = :session AND id = :id AND status = :status AND claim_token = :token",
     "release": "UPDATE ask_permissions_actions SET status = 'pending', claim_token = NULL,"
     " lease_until = NULL, resolution_scope = NULL, feedback = NULL"
@@ -373,7 +374,7 @@ class SqlStore(ApprovalStore):
         }
         self._leases: Final = Leases(
             self._lease,
-            Renewals(self._renew_claim, self._renew_submit, self._record_deferred, self._changed_elsewhere),
+            Renewals(self._renew_claim, self._renew_submit, self._record, self._changed_elsewhere),
             where,
         )
         self._closed = threading.Event()
@@ -557,19 +558,16 @@ class SqlStore(ApprovalStore):
 
         return self._run(work, retry=True)
 
-    def _record(self, recording: Recording) -> tuple[Any, ...] | None:
-        """Record a resolution once: its row, or None if the claim was lost."""
+    def _record(self, recording: Recording) -> bool:
+        """Record a resolution once: whether it is recorded (False: the claim was lost)."""
         params = recording._asdict() | {"id": recording.action_id, "now": self._now()}
-        rows = self._execute(self._statement("finish"), params)
-        if not rows:  # not applying under this token: lost, unless a try whose reply was lost recorded it
-            rows = self._execute(self._statement("finished"), params)
-        return rows[0] if rows else None
+        if self._execute(self._statement("finish"), params):
+            return True
+        # Not applying under this token: lost, unless a try whose reply was lost recorded it.
+        return bool(self._execute(self._statement("finished"), params))
 
-    def _record_deferred(self, recording: Recording) -> bool:
-        return self._record(recording) is not None
-
-    def _record_within_lease(self, recording: Recording) -> tuple[Any, ...] | None:
-        """Record a resolution, trying again while the claim's lease lasts; its row, or None if lost.
+    def _record_within_lease(self, recording: Recording) -> bool:
+        """Record a resolution, trying again while the claim's lease lasts; False if the claim was lost.
 
         Raises:
             ResolutionNotRecordedError: the lease would end before another try; the claim is kept, and
@@ -578,7 +576,7 @@ class SqlStore(ApprovalStore):
         pause = RETRY_SECONDS
         while True:
             try:
-                row = self._record(recording)
+                recorded = self._record(recording)
             except StoreUnavailableError as error:
                 what = "approval" if recording.status == "approved" else "rejection"
                 ends = self._leases.ends(recording.session, recording.action_id)
@@ -604,7 +602,7 @@ class SqlStore(ApprovalStore):
                 pause = min(pause * 2, 1.0)
                 continue
             self._leases.drop(recording.session, recording.action_id)
-            return row
+            return recorded
 
     def _renew_claim(self, session: str, action_id: int, token: str) -> bool:
         params = {"session": session, "id": action_id, "token": token, "lease": self._lease}
@@ -762,8 +760,11 @@ class _SqlQueue(QueueState):
             resolved_at.timestamp(),
         )
         # One statement: the row was read whole when claimed, and the resolution is a fact by now.
-        row = store._record_within_lease(recording)
-        return None if row is None else decode_action(row, self._session, store._where)
+        if not store._record_within_lease(recording):
+            return None
+        applying = claim.action
+        status: ActionStatus = "approved" if claim.approve else "rejected"
+        return evolve(applying, status, applying.resolution_scope, applying.feedback)
 
     def release(self, claim: Claim) -> None:
         store = self._store

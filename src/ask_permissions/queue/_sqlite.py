@@ -176,7 +176,7 @@ class SqliteStore(SqlStore):
             "isolation_level": None,
             "check_same_thread": False,
         }
-        connection = sqlite3.connect(uri, uri=True, **options)
+        connection: sqlite3.Connection = sqlite3.connect(uri, uri=True, **options)
         try:
             connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
         except sqlite3.OperationalError:
