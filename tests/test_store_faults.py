@@ -59,21 +59,6 @@ def faulty_postgres() -> Iterator[PostgresServer]:
         pytest.skip(str(error))
 
 
-@pytest.fixture
-def stores() -> Iterator[Callable[..., ApprovalStore]]:
-    """Open stores by URL (closed at the end of the test)."""
-    opened: list[ApprovalStore] = []
-
-    def open_one(url: str, **options: Any) -> ApprovalStore:
-        store = open_store(url, **options)
-        opened.append(store)
-        return store
-
-    yield open_one
-    for store in opened:
-        store.close()
-
-
 @pytest.fixture(params=["sqlite", "postgres"])
 def fault_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     """A store to break: a fresh SQLite file, or this module's PostgreSQL server."""

@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -43,18 +43,9 @@ SHORT_LEASE = timedelta(seconds=1)
 
 
 @pytest.fixture
-def opened(store_url: str) -> Iterator[Callable[..., ApprovalStore]]:
+def opened(store_url: str, stores: Callable[..., ApprovalStore]) -> Callable[..., ApprovalStore]:
     """Open stores on ``store_url`` (closed at the end of the test)."""
-    stores: list[ApprovalStore] = []
-
-    def open_one(**options: Any) -> ApprovalStore:
-        store = open_store(store_url, **options)
-        stores.append(store)
-        return store
-
-    yield open_one
-    for store in stores:
-        store.close()
+    return lambda **options: stores(store_url, **options)
 
 
 def raw(url: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
