@@ -274,9 +274,13 @@ def round_trips(url: str) -> dict[str, float]:
     auto = ApprovalQueue(store=store, session=session + "-auto", auto_approve={"read": True})
     queue.submit(tool_call_id="warm", tool_name="bash")
     queue.approve(1)
+    called = ApprovalQueue(store=store, session=session + "-called", on_approve=lambda action: None)
+    for number in range(operations):
+        called.submit(tool_call_id=f"d{number}", tool_name="bash")
     cases = {
         "submit": lambda n: queue.submit(tool_call_id=f"c{n}", tool_name="bash", args=ARGUMENTS),
         "approve": lambda n: queue.approve(n + 2),
+        "approve, with an on_approve callback": lambda n: called.approve(n + 1),
         "submit, queue that auto-approves a tool": lambda n: auto.submit(
             tool_call_id=f"a{n}", tool_name="bash"
         ),

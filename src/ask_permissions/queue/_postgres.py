@@ -69,9 +69,25 @@ _CLAIM: Final = (
     f" WHERE session = :session AND id = :id AND {CLAIMABLE}"
     f" RETURNING {READ_COLUMNS}, {{now}}, " + ", ".join(_OLD)
 )
+_OLD_RESOLVED: Final = (*_OLD, "old_resolved_at")
+_RESOLVE: Final = (
+    "UPDATE ask_permissions_actions SET status = :status, claim_token = :token, lease_until = NULL,"
+    " resolution_scope = :scope, feedback = :feedback, resolved_at = :resolved_at"
+    " FROM (SELECT status AS old_status, claim_token AS old_token, lease_until AS old_lease,"
+    " resolution_scope AS old_scope, feedback AS old_feedback, resolved_at AS old_resolved_at"
+    " FROM ask_permissions_actions WHERE session = :session AND id = :id) AS old"
+    f" WHERE session = :session AND id = :id AND {CLAIMABLE}"
+    f" RETURNING {READ_COLUMNS}, {{now}}, pg_notify('{CHANNEL}', :session), " + ", ".join(_OLD_RESOLVED)
+)
 _UNCLAIM: Final = (
     "UPDATE ask_permissions_actions SET status = %(old_status)s, claim_token = %(old_token)s,"
     " lease_until = %(old_lease)s, resolution_scope = %(old_scope)s, feedback = %(old_feedback)s"
+    " WHERE session = %(session)s AND id = %(id)s AND claim_token = %(token)s"
+)
+_UNRESOLVE: Final = (
+    "UPDATE ask_permissions_actions SET status = %(old_status)s, claim_token = %(old_token)s,"
+    " lease_until = %(old_lease)s, resolution_scope = %(old_scope)s, feedback = %(old_feedback)s,"
+    " resolved_at = %(old_resolved_at)s"
     " WHERE session = %(session)s AND id = %(id)s AND claim_token = %(token)s"
 )
 _COLUMNS: Final = (
@@ -153,6 +169,7 @@ class PostgresStore(SqlStore):
         self._attempt_seconds = min(_LOCK_TIMEOUT, self._lease / 4)
         self._lock: Final = threading.Lock()
         self._statements["claim"] = render(_CLAIM, now=_NOW, notify="", named=False)
+        self._statements["resolve"] = render(_RESOLVE, now=_NOW, notify="", named=False)
         self._idle_lock_connections: Final[list[psycopg.Connection[Any]]] = []
         self._pool_lock: Final = threading.Lock()
         self._connection: psycopg.Connection[Any] = self._connect()
@@ -266,15 +283,26 @@ class PostgresStore(SqlStore):
         ) from error
 
     def _claim(self, session: str, params: dict[str, Any]) -> Action | None:
-        # One statement, which also returns what it overwrote: a row that does not read is put back.
-        rows = self._execute(self._statement("claim"), params)
+        return self._change_or_put_back(self._statement("claim"), _UNCLAIM, _OLD, session, params)
+
+    def _resolve(self, session: str, params: dict[str, Any]) -> Action | None:
+        return self._change_or_put_back(
+            self._statement("resolve"), _UNRESOLVE, _OLD_RESOLVED, session, params
+        )
+
+    def _change_or_put_back(
+        self, sql: str, put_back: str, old_names: tuple[str, ...], session: str, params: dict[str, Any]
+    ) -> Action | None:
+        """One statement, which also returns what it overwrote: a row that does not read is put back
+        (``CorruptStoreError``). The changed action, or None if the row did not match."""
+        rows = self._execute(sql, params)
         if not rows:
             return None
         try:
             return decode_action(rows[0], session, self._where)
         except CorruptStoreError:
-            old = dict(zip(_OLD, rows[0][-len(_OLD) :], strict=True))
-            self._execute(_UNCLAIM, params | old)
+            old = dict(zip(old_names, rows[0][-len(old_names) :], strict=True))
+            self._execute(put_back, params | old)
             raise
 
     def _columns(self, execute: Execute) -> set[str]:

@@ -143,6 +143,12 @@ _TEMPLATES: Final = {
     " RETURNING id{notify}",
     "finished": "SELECT id FROM ask_permissions_actions"
     " WHERE session = :session AND id = :id AND status = :status AND claim_token = :token",
+    # Approve or reject in one statement, for a resolution with no callback to run in between.
+    "resolve": "UPDATE ask_permissions_actions SET status = :status, claim_token = :token,"
+    " lease_until = NULL, resolution_scope = :scope, feedback = :feedback, resolved_at = :resolved_at"
+    f" WHERE session = :session AND id = :id AND {CLAIMABLE} RETURNING {_READ}, {{now}}{{notify}}",
+    "get_claimed": f"SELECT {_READ}, {{now}}, claim_token FROM ask_permissions_actions"
+    " WHERE session = :session AND id = :id",
     "release": "UPDATE ask_permissions_actions SET status = 'pending', claim_token = NULL,"
     " lease_until = NULL, resolution_scope = NULL, feedback = NULL"
     " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
@@ -558,6 +564,18 @@ class SqlStore(ApprovalStore):
 
         return self._run(work, retry=True)
 
+    def _resolve(self, session: str, params: dict[str, Any]) -> Action | None:
+        """Run the ``resolve`` statement: the resolved action, or None if it was not pending.
+
+        A row that does not read is left as it was (the transaction rolls back): ``CorruptStoreError``.
+        """
+
+        def work(execute: Execute) -> Action | None:
+            rows = execute(self._statement("resolve"), params)
+            return decode_action(rows[0], session, self._where) if rows else None
+
+        return self._run(work, retry=True)
+
     def _record(self, recording: Recording) -> bool:
         """Record a resolution once: whether it is recorded (False: the claim was lost)."""
         params = recording._asdict() | {"id": recording.action_id, "now": self._now()}
@@ -765,6 +783,38 @@ class _SqlQueue(QueueState):
         applying = claim.action
         status: ActionStatus = "approved" if claim.approve else "rejected"
         return evolve(applying, status, applying.resolution_scope, applying.feedback)
+
+    def resolve(
+        self,
+        action_id: int,
+        *,
+        approve: bool,
+        scope: ResolutionScope | None,
+        feedback: str | None,
+        resolved_at: datetime,
+    ) -> Action | None:
+        store = self._store
+        if not 0 < action_id < 2**63:
+            return None
+        token = uuid.uuid4().hex
+        params = self._params(
+            id=action_id,
+            token=token,
+            status="approved" if approve else "rejected",
+            scope=scope if approve else None,
+            feedback=None if approve else text_column(feedback),
+            resolved_at=resolved_at.timestamp(),
+        )
+        resolved = store._resolve(self._session, params)
+        if resolved is not None:
+            return resolved
+        # Not pending: resolved or unknown (its row raises if corrupt), or resolved by this very call on
+        # a connection that broke before the reply came (then the row bears its token).
+        rows = store._execute(store._statement("get_claimed"), self._params(id=action_id))
+        if not rows:
+            return None
+        action = decode_action(rows[0], self._session, store._where)
+        return action if rows[0][-1] == token and action.status in ("approved", "rejected") else None
 
     def release(self, claim: Claim) -> None:
         store = self._store

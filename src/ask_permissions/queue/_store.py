@@ -177,6 +177,20 @@ class QueueState(ABC):
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
         """Record the claimed action approved or rejected; None if the claim was lost meanwhile."""
 
+    def resolve(
+        self,
+        action_id: int,
+        *,
+        approve: bool,
+        scope: ResolutionScope | None,
+        feedback: str | None,
+        resolved_at: datetime,
+    ) -> Action | None:
+        """Approve or reject a pending action at once, no callback running in between; None if it is not
+        pending. A database does it in one statement."""
+        claim = self.claim(action_id, approve=approve, scope=scope, feedback=feedback)
+        return None if claim is None else self.finish(claim, resolved_at)
+
     @abstractmethod
     def release(self, claim: Claim) -> None:
         """Put the claimed action back to pending (its callback raised); nothing if the claim was lost."""
