@@ -122,7 +122,10 @@ class LocalSession:
 class QueueState(ABC):
     """One session's queue as a store keeps it.
 
-    A queue calls every method with its ``LocalSession``'s lock held; none calls back into a queue.
+    A queue calls every method with its ``LocalSession``'s lock held; none calls back into a queue. A
+    durable store's methods raise only the package's ``StoreError``s: ``StoreUnavailableError`` having
+    changed nothing, except ``finish``, which raises ``ResolutionNotRecordedError`` when the recording of
+    a resolution whose callback ran is deferred (the claim kept).
     """
 
     __slots__ = ()
