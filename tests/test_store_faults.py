@@ -451,12 +451,13 @@ class TestClockSteps:
         assert [action.id for action in queue.approve(1)] == [1]
         assert calls == [1]
 
-    @pytest.mark.parametrize("step", CLOCK_STEPS, ids=["ahead", "behind"])
-    def test_a_stepped_process_cannot_take_a_live_claim(
-        self, fault_url: str, stores: Callable[..., ApprovalStore], step: float
+    def test_a_process_ahead_cannot_take_a_live_claim(
+        self, fault_url: str, stores: Callable[..., ApprovalStore]
     ) -> None:
-        """While this process's on_approve runs past the lease, another whose clock is stepped cannot
-        approve the action; the callback runs once."""
+        """While this process's on_approve runs, another whose clock is an hour ahead (to which the lease
+        looks long over) cannot approve the action; the callback runs once. (A clock behind sees the lease
+        longer still: the test above covers that direction.)"""
+        step = CLOCK_STEPS[0]
         session = fresh_session()
         queue = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
         queue.submit(tool_call_id="a", tool_name="bash")
