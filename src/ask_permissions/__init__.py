@@ -9,7 +9,10 @@ from ._errors import (
     CorruptStoreError,
     InvalidSnapshotError,
     PermissionsError,
+    ResolutionNotRecordedError,
     SandboxUnavailableError,
+    StoreError,
+    StoreUnavailableError,
 )
 from ._tool_call import ToolCall
 from ._version import __version__
@@ -85,6 +88,7 @@ __all__ = [
     "PostgresStore",
     "ProceedResult",
     "ProtectedPaths",
+    "ResolutionNotRecordedError",
     "Review",
     "Rule",
     "RuleMatch",
@@ -93,6 +97,8 @@ __all__ = [
     "SessionPermissionGrants",
     "SettingsSource",
     "SqliteStore",
+    "StoreError",
+    "StoreUnavailableError",
     "ToolCall",
     "ToolMetadata",
     "__version__",

@@ -10,7 +10,7 @@ import sys
 import time
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from ask_permissions._errors import preview
+from ask_permissions._errors import CorruptStoreError, StoreUnavailableError, preview
 from ask_permissions.queue._action import SCOPES, Action
 from ask_permissions.queue._open import describe_url, open_store
 from ask_permissions.queue._queue import ApprovalQueue
@@ -27,6 +27,7 @@ _EXIT_OK: Final = 0
 _EXIT_INTERRUPTED: Final = 130
 _CELL: Final = 60  # characters of a table cell before it is cut
 _WATCH_FALLBACK: Final = 1.0  # seconds: look again even if no change was noticed
+_READING: Final = ("list", "show", "watch")  # the subcommands that never write
 
 
 def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
@@ -81,7 +82,9 @@ def run_approvals(options: argparse.Namespace, out: TextIO | None = None) -> int
     if not options.store:
         raise ValueError(f"--store: a store URL is needed (or set ${STORE_ENV})")
     try:
-        store = open_store(options.store)
+        store = _open(options.store, options.approvals_command)
+    except StoreUnavailableError as error:
+        raise ValueError(f"store {error}") from None
     except (sqlite3.Error, OSError, RuntimeError, ImportError) as error:
         raise ValueError(f"store {describe_url(options.store)}: {error}") from None
     except Exception as error:
@@ -98,6 +101,8 @@ def run_approvals(options: argparse.Namespace, out: TextIO | None = None) -> int
             _watch(out, store, options)
     except KeyboardInterrupt:
         return _EXIT_INTERRUPTED
+    except StoreUnavailableError as error:
+        raise ValueError(f"store {error}") from None
     except (sqlite3.Error, OSError) as error:
         raise ValueError(f"store {describe_url(options.store)}: {error}") from None
     except (ValueError, TypeError):  # CorruptStoreError is a ValueError: its message names the row
@@ -107,6 +112,31 @@ def run_approvals(options: argparse.Namespace, out: TextIO | None = None) -> int
     finally:
         store.close()
     return _EXIT_OK
+
+
+def _open(url: str, command: str) -> ApprovalStore:
+    """The store; a SQLite file this user can read but not write is opened read-only to read it.
+
+    Raises:
+        StoreUnavailableError: the store cannot be opened, or (to approve or reject) written.
+    """
+    try:
+        return open_store(url)
+    except StoreUnavailableError as error:
+        if not url.startswith("sqlite:///"):
+            raise
+        try:
+            store = open_store(url, read_only=True)
+        except (StoreUnavailableError, CorruptStoreError):
+            raise error from None
+        if command in _READING:
+            return store
+        store.close()
+        raise StoreUnavailableError(
+            f"{error}; {command} needs to write to the store, which this user can only read "
+            "(list, show and watch work)",
+            store=error.store,
+        ) from None
 
 
 def _store_error(url: str, error: Exception) -> Exception:

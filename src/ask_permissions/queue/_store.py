@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable
 from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, final
 
-from ask_permissions._errors import preview
+from ask_permissions._errors import StoreUnavailableError, preview
 from ask_permissions.typing import ResolutionScope
 
 from ._action import RESOLVED, Action, evolve
@@ -108,11 +108,13 @@ class LocalSession:
         with self.changed:
             try:
                 for action_id in self.waiters.async_ids:
-                    action = self.state.get(action_id)
+                    try:
+                        action = self.state.get(action_id)
+                    except StoreUnavailableError:  # the store's watcher wakes them again to look
+                        continue
                     if action is None or action.status in RESOLVED:
-                        woken = self.waiters.take_async(action_id)
-                        if action is not None:
-                            wake(woken, action)
+                        # None: another process forgot it; the wait returns None, as for an unknown id.
+                        wake(self.waiters.take_async(action_id), action)
             finally:
                 self.changed.notify_all()
 
@@ -120,7 +122,10 @@ class LocalSession:
 class QueueState(ABC):
     """One session's queue as a store keeps it.
 
-    A queue calls every method with its ``LocalSession``'s lock held; none calls back into a queue.
+    A queue calls every method with its ``LocalSession``'s lock held; none calls back into a queue. A
+    durable store's methods raise only the package's ``StoreError``s: ``StoreUnavailableError`` having
+    changed nothing, except ``finish``, which raises ``ResolutionNotRecordedError`` when the recording of
+    a resolution whose callback ran is deferred (the claim kept).
     """
 
     __slots__ = ()
@@ -174,6 +179,20 @@ class QueueState(ABC):
     @abstractmethod
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
         """Record the claimed action approved or rejected; None if the claim was lost meanwhile."""
+
+    def resolve(
+        self,
+        action_id: int,
+        *,
+        approve: bool,
+        scope: ResolutionScope | None,
+        feedback: str | None,
+        resolved_at: datetime,
+    ) -> Action | None:
+        """Approve or reject a pending action at once, no callback running in between; None if it is not
+        pending. A database does it in one statement."""
+        claim = self.claim(action_id, approve=approve, scope=scope, feedback=feedback)
+        return None if claim is None else self.finish(claim, resolved_at)
 
     @abstractmethod
     def release(self, claim: Claim) -> None:
