@@ -287,13 +287,13 @@ class TestForeignData:
     def test_another_schema_version(self, store_url: str, opened: Callable[..., ApprovalStore]) -> None:
         """A database written by a later schema raises CorruptStoreError naming the version."""
         opened()
-        raw(store_url, "UPDATE ask_permissions_meta SET value = '2' WHERE name = 'schema_version'")
+        raw(store_url, "UPDATE ask_permissions_meta SET value = '99' WHERE name = 'schema_version'")
         try:
-            with pytest.raises(CorruptStoreError, match="schema_version: expected 1") as info:
+            with pytest.raises(CorruptStoreError, match="schema_version: expected 2") as info:
                 open_store(store_url)
-            assert info.value.value == "2"
+            assert info.value.value == "99"
         finally:
-            raw(store_url, "UPDATE ask_permissions_meta SET value = '1' WHERE name = 'schema_version'")
+            raw(store_url, "UPDATE ask_permissions_meta SET value = '2' WHERE name = 'schema_version'")
 
     def test_a_foreign_table(self, tmp_path: Path) -> None:
         """An ask_permissions_actions table with other columns is not this package's: refused."""

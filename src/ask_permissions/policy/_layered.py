@@ -733,7 +733,7 @@ class LayeredPolicy(Engine[_Call]):
     def _scope_plan(self, action: Action, hook: ProjectGrantHook | None) -> Callable[[], object] | None:
         """``"session"`` adds an allow rule for the call to the session source; ``"project"`` writes it to
         the local settings file (and tells the host's hook)."""
-        rules = rules_for_call(self._current(), action.tool_name, action.args)
+        rules = rules_for_call(self._current(), action.tool_name, action.approved_args)
         if not rules:
             return None
         if action.resolution_scope == "session":

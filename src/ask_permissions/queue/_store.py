@@ -11,9 +11,8 @@ from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, final
 
 from ask_permissions._errors import preview
-from ask_permissions.typing import ResolutionScope
 
-from ._action import RESOLVED, Action, evolve
+from ._action import RESOLVED, Action, Resolution, applying, released, resolved
 from ._drain import DrainTickets
 from ._waiters import Waiters, wake
 
@@ -166,14 +165,14 @@ class QueueState(ABC):
         """``(how many actions are pending, the last id given)``."""
 
     @abstractmethod
-    def claim(
-        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
-    ) -> Claim | None:
-        """Mark a pending action applying, for this process to resolve; None if it is not pending."""
+    def claim(self, action_id: int, resolution: Resolution) -> Claim | None:
+        """Mark a pending action applying, with what ``resolution`` says, for this process to resolve;
+        None if it is not pending."""
 
     @abstractmethod
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
-        """Record the claimed action approved or rejected; None if the claim was lost meanwhile."""
+        """Record the claimed action approved or rejected at ``resolved_at``; None if the claim was lost
+        meanwhile."""
 
     @abstractmethod
     def release(self, claim: Claim) -> None:
@@ -381,34 +380,26 @@ class _MemoryQueue(QueueState):
     def counts(self) -> tuple[int, int]:
         return len(self.unresolved) - len(self.applying), self.last_id
 
-    def claim(
-        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
-    ) -> Claim | None:
+    def claim(self, action_id: int, resolution: Resolution) -> Claim | None:
         action = self.actions.get(action_id)
         if action is None or action.status != "pending":
             return None
-        applying = evolve(action, "applying", scope if approve else None, None if approve else feedback)
-        self.actions[action_id] = applying
+        taken = applying(action, resolution)
+        self.actions[action_id] = taken
         self.applying.add(action_id)
-        return Claim(applying, approve)
+        return Claim(taken, resolution.approve)
 
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
-        applying = claim.action
-        resolved = evolve(
-            applying,
-            "approved" if claim.approve else "rejected",
-            applying.resolution_scope,
-            applying.feedback,
-        )
-        self.actions[applying.id] = resolved
-        self.applying.discard(applying.id)
-        self._untrack(applying)
-        key = _call_key(applying.tool_call_id)
+        taken = claim.action
+        done = self.actions[taken.id] = resolved(taken, claim.approve, resolved_at)
+        self.applying.discard(taken.id)
+        self._untrack(taken)
+        key = _call_key(taken.tool_call_id)
         if key is not None and not claim.approve:
-            self.rejected_by_call.setdefault(key, []).append(applying.id)
-        self.resolved_ids.append(applying.id)
+            self.rejected_by_call.setdefault(key, []).append(taken.id)
+        self.resolved_ids.append(taken.id)
         self.resolved_times.append(resolved_at)
-        return resolved
+        return done
 
     def _forget_rejected(self, action: Action) -> None:
         key = _call_key(action.tool_call_id)
@@ -420,7 +411,7 @@ class _MemoryQueue(QueueState):
             del self.rejected_by_call[key]
 
     def release(self, claim: Claim) -> None:
-        self.actions[claim.action.id] = evolve(claim.action, "pending", None, None)
+        self.actions[claim.action.id] = released(claim.action)
         self.applying.discard(claim.action.id)
 
     def restore(self, next_id: int, actions: list[Action]) -> int | None:
