@@ -190,7 +190,8 @@ class TestAction:
         assert (recorder.ids("approve"), recorder.ids("reject")) == ([1], [2])
         assert queue[1] == submitted[0]
         rejected = queue[2]
-        assert rejected is not None and rejected.resolved_at is not None
+        assert rejected is not None
+        assert rejected.resolved_at is not None
         assert rejected == dataclasses.replace(  # type: ignore[type-var]
             submitted[1], status="rejected", feedback="no", resolved_at=rejected.resolved_at
         )

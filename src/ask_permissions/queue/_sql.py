@@ -474,9 +474,18 @@ class SqlStore(ApprovalStore):
         execute(self._statement("set_meta"), {"version": SCHEMA_VERSION})
         [(version,)] = execute(self._statement("columns_meta"), {})
         while version in MIGRATIONS:  # a database made by an earlier version: upgrade it in place
-            version, steps = MIGRATIONS[version]
+            old = version
+            version, steps = MIGRATIONS[old]
             for statement in steps:
-                execute(statement, {})
+                try:
+                    execute(statement, {})
+                except Exception as error:  # the driver's: the table is not as schema `old` left it
+                    raise corrupt(
+                        f"{self._where}: ask_permissions_meta.schema_version",
+                        f"the tables schema {old} has, to upgrade them to {version} (the step "
+                        f"{statement!r} failed: {' '.join(str(error).split())})",
+                        old,
+                    ) from error
             execute(self._statement("upgrade_meta"), {"version": version})
         if version != SCHEMA_VERSION:
             raise corrupt(
