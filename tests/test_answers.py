@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Iterator
 from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,9 +16,12 @@ from ask_permissions import (
     DecisionRecord,
     InvalidSnapshotError,
     LayeredPolicy,
+    MemoryStore,
     PermissionRules,
     PermissionSettings,
+    SessionPermissionGrants,
     SettingsSource,
+    SqliteStore,
     ToolCall,
 )
 from ask_permissions.policy._digest import args_digest
@@ -268,6 +274,7 @@ class TestPoliciesExplain:
             "source": "project",
             "reason": result["reason"],
             "suggestions": [],
+            "scopes": {"once": "runs this call once"},  # an allow rule would not lift an ask rule
         }
 
     def test_layered_default_asks_with_suggestions(self) -> None:
@@ -279,6 +286,11 @@ class TestPoliciesExplain:
         assert why is not None
         assert (why["layer"], why["rule"], why["source"]) == ("default", None, None)
         assert why["suggestions"] == result["suggestions"] == ["Bash(npm test)"]
+        assert why["scopes"] == {
+            "once": "runs this call once",
+            "session": "adds Bash(npm test) to the session's allow rules",
+            "project": f"always: writes Bash(npm test) to {PROJECT}/.agent/settings.local.json",
+        }
 
     def test_approval_policy_gem_rule(self) -> None:
         """A gem-style ask rule reads as a phrase; the reason is the pending result's."""
@@ -292,6 +304,7 @@ class TestPoliciesExplain:
             "source": None,
             "reason": "Tool 'deploy' requires approval",
             "suggestions": [],
+            "scopes": {"once": "runs this call once"},  # no session grants, no project hook
         }
 
 
@@ -375,3 +388,135 @@ class TestPoliciesPassAnswersOn:
         [action] = [policy.queue[1]]
         assert action is not None
         assert action.is_rejected
+
+
+class TestAnswersReachTheAgent:
+    """An answer given through another queue object or process is recorded by the agent once, and its
+    session or project scope is carried out by the agent's process."""
+
+    @pytest.fixture
+    def two_processes(self, tmp_path: Path) -> Iterator[tuple[SqliteStore, SqliteStore]]:
+        """Two stores on one database file: as separate as two processes (each its own session state)."""
+        agent, person = SqliteStore(tmp_path / "approvals.db"), SqliteStore(tmp_path / "approvals.db")
+        try:
+            yield agent, person
+        finally:
+            agent.close()
+            person.close()
+
+    def test_another_process_approval_is_recorded_once(
+        self, two_processes: tuple[SqliteStore, SqliteStore]
+    ) -> None:
+        """The agent's record of ask_allowed names who approved, however often the agent looks."""
+        agent, person = two_processes
+        policy, records = _layered(ApprovalQueue(store=agent, session="s"))
+        result = policy.before_tool_call(ToolCall("Bash", {"command": "make"}, "tc-1"))
+        assert result["action"] == "pending"
+        ApprovalQueue(store=person, session="s").approve(result["action_id"], decided_by="ann")
+        assert policy.outcome(result).runs
+        assert policy.outcome(result).runs
+        resolutions = [record for record in records if record.verdict == "ask_allowed"]
+        assert len(resolutions) == 1
+        assert (resolutions[0].decided_by, resolutions[0].layer) == ("ann", "default")
+
+    def test_a_waiting_agent_records_the_answer(self, two_processes: tuple[SqliteStore, SqliteStore]) -> None:
+        """queue.wait() woken by another process's rejection tells the policy: one ask_denied record."""
+        agent, person = two_processes
+        queue = ApprovalQueue(store=agent, session="s")
+        policy, records = _layered(queue)
+        result = policy.before_tool_call(ToolCall("Bash", {"command": "make"}, "tc-1"))
+        assert result["action"] == "pending"
+        waiting = threading.Event()
+        done: list[object] = []
+
+        def agent_waits() -> None:
+            waiting.set()
+            done.append(queue.wait(result["action_id"], timeout=10))
+
+        thread = threading.Thread(target=agent_waits)
+        thread.start()
+        waiting.wait(5)
+        ApprovalQueue(store=person, session="s").reject(result["action_id"], feedback="no", decided_by="bob")
+        thread.join(10)
+        assert not thread.is_alive()
+        assert [(r.verdict, r.decided_by) for r in records if r.verdict == "ask_denied"] == [
+            ("ask_denied", "bob")
+        ]
+        assert policy.outcome(result).reason == "The call to 'Bash' was rejected: no"
+        assert len([r for r in records if r.verdict == "ask_denied"]) == 1
+
+    def test_a_session_answer_elsewhere_is_honoured(
+        self, two_processes: tuple[SqliteStore, SqliteStore]
+    ) -> None:
+        """A session approval given in another process adds the agent's session rule: the next call runs."""
+        agent, person = two_processes
+        policy, _ = _layered(ApprovalQueue(store=agent, session="s"))
+        result = policy.before_tool_call(ToolCall("Bash", {"command": "npm test"}, "tc-1"))
+        assert result["action"] == "pending"
+        ApprovalQueue(store=person, session="s").approve(
+            result["action_id"], scope="session", decided_by="ann"
+        )
+        assert policy.outcome(result).runs
+        assert policy.before_tool_call(ToolCall("Bash", {"command": "npm test"}, "tc-2")) == {
+            "action": "proceed"
+        }
+
+    def test_a_session_grant_elsewhere_is_honoured(
+        self, two_processes: tuple[SqliteStore, SqliteStore]
+    ) -> None:
+        """ApprovalPolicy: a session approval from another process grants the tool in the agent's grants."""
+        agent, person = two_processes
+        grants = SessionPermissionGrants(store=agent, session="s")
+        policy = ApprovalPolicy(
+            queue=ApprovalQueue(store=agent, session="s"), require_approval=["deploy"], session_grants=grants
+        )
+        result = policy.before_tool_call(ToolCall("deploy", {}, "tc-1"))
+        assert result["action"] == "pending"
+        ApprovalQueue(store=person, session="s").approve(result["action_id"], scope="session")
+        assert policy.lookup(result["action_id"]) is not None  # the agent reads the answer
+        assert grants.is_granted("deploy")
+
+    def test_another_queue_object_in_this_process(self) -> None:
+        """An answer through a second queue object of the same process and session reaches the policy."""
+        queue = _queue()
+        policy, records = _layered(queue)
+        result = policy.before_tool_call(ToolCall("Bash", {"command": "make"}, "tc-1"))
+        assert result["action"] == "pending"
+        other = ApprovalQueue(store=queue.store, session=queue.session)
+        other.approve(result["action_id"], decided_by="ann")
+        assert [(r.verdict, r.decided_by) for r in records][-1] == ("ask_allowed", "ann")
+        policy.outcome(result)
+        assert len([r for r in records if r.verdict == "ask_allowed"]) == 1
+
+
+class TestHonouredScopes:
+    """A policy over a durable queue records, per session, the answers its host carries out."""
+
+    def test_recorded_per_session(self, tmp_path: Path) -> None:
+        """Each policy records its own: a layered policy all three, a bare ApprovalPolicy once only."""
+        store = SqliteStore(tmp_path / "approvals.db")
+        try:
+            assert store.honoured_scopes("a") is None
+            _layered(ApprovalQueue(store=store, session="a"))
+            ApprovalPolicy(queue=ApprovalQueue(store=store, session="b"))
+            ApprovalPolicy(
+                queue=ApprovalQueue(store=store, session="c"),
+                session_grants=SessionPermissionGrants(store=store, session="c"),
+                on_project_grant=lambda action: None,
+            )
+            assert sorted(store.honoured_scopes("a") or {}) == ["once", "project", "session"]
+            assert store.honoured_scopes("b") == {"once": "runs this call once"}
+            assert list(store.honoured_scopes("c") or {}) == ["once", "session", "project"]
+        finally:
+            store.close()
+
+    def test_bad_records_are_refused(self) -> None:
+        """record_scopes refuses unknown scopes, a missing once and descriptions that are not text."""
+        store = MemoryStore()
+        with pytest.raises(ValueError, match="expected keys among once, session, project; got 'always'"):
+            store.record_scopes("s", {"once": "x", "always": "y"})  # type: ignore[dict-item]
+        with pytest.raises(ValueError, match="expected 'once' among the keys"):
+            store.record_scopes("s", {"session": "x"})
+        with pytest.raises(TypeError, match="expected a description"):
+            store.record_scopes("s", {"once": 1})  # type: ignore[dict-item]
+        assert store.honoured_scopes("s") is None

@@ -112,7 +112,9 @@ class AskExplanation(TypedDict):
     ``layer`` is the decision layer that asked; ``rule`` the deciding rule's text (or the id of the hook or
     check function that asked), ``None`` when no rule did; ``source`` where that rule came from (a settings
     source), when the policy knows; ``reason`` the text the model reads; ``suggestions`` the rules a
-    "don't ask again" answer would write (empty when there are none).
+    "don't ask again" answer would write (empty when there are none). ``scopes``, set by the package's
+    policies, maps each answer the agent's host carries out for this call (``once``, ``session``,
+    ``project``) to what it does; an answer missing from it would not be honoured.
     """
 
     layer: str
@@ -120,6 +122,7 @@ class AskExplanation(TypedDict):
     source: str | None
     reason: str
     suggestions: list[str]
+    scopes: NotRequired[dict[ResolutionScope, str]]
 
 
 RuleSetLayer: TypeAlias = Literal["default", "project"]

@@ -20,6 +20,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -373,6 +374,8 @@ UNATTENDED: Final[Rewrite[Facts]] = Rewrite("unattended", unattended, frozenset(
 
 _OUTCOME: Final[Mapping[Verdict, HookAction]] = {"proceed": "proceed", "block": "block", "ask": "pending"}
 
+ONCE_ONLY: Final[Mapping[ResolutionScope, str]] = MappingProxyType({"once": "runs this call once"})
+"""What every host honours: an approval runs the call it was asked about, once."""
 POLICY_DECIDER: Final = "policy"
 """``decided_by`` of the rejections a policy makes itself (nobody could answer; the resolver failed)."""
 EXPIRER: Final = "expiry"
@@ -396,6 +399,7 @@ class Engine(Generic[F]):
         "_asked",
         "_clock",
         "_edit_checks",
+        "_honoured",
         "_interactive",
         "_on_decision",
         "_queue",
@@ -414,6 +418,7 @@ class Engine(Generic[F]):
         interactive: bool,
         scopes: ScopePlan,
         on_project_grant: ProjectGrantHook | None,
+        honoured: Mapping[ResolutionScope, str] = ONCE_ONLY,
     ) -> None:
         if not callable(getattr(queue, "submit", None)):
             raise TypeError(f"queue: expected an ApprovalQueue; got {preview(queue)}")
@@ -436,10 +441,16 @@ class Engine(Generic[F]):
         self._asked: Final = _AskedRecords()
         self._verdicts: Final = _PlannedVerdicts()
         self._edit_checks: Final = _EditChecks()
-        if on_decision is not None:
-            # One place records how every ask ends, however it is resolved: through the policy, a resolver,
-            # or a person approving through the queue directly.
-            queue.observe_resolutions(self._observed)
+        self._honoured: Final = dict(honoured)
+        store = getattr(queue, "store", None)
+        if getattr(store, "durable", False):
+            # Where a person answers from another process, they are offered what this host carries out.
+            store.record_scopes(queue.session, self._honoured)  # type: ignore[union-attr]
+        # One place records how every ask ends and carries its scope, however and wherever it is resolved:
+        # through the policy, a resolver, another queue object, or a person's command in another process.
+        observe = getattr(queue, "observe_resolutions", None)
+        if callable(observe):
+            observe(self._observed)
 
     # -- for subclasses ------------------------------------------------------------------------------
 
@@ -453,6 +464,11 @@ class Engine(Generic[F]):
     def _suggest(self, facts: F, decided: Decided) -> list[str] | None:
         """Rules a person could accept instead of a one-off yes, for a pending result (none by default)."""
         return None
+
+    def _call_scopes(self, facts: F, decided: Decided) -> dict[ResolutionScope, str]:
+        """The answers this host carries out for this call, asked by ``decided``: scope → what it does
+        (the host's by default)."""
+        return dict(self._honoured)
 
     # -- readers -------------------------------------------------------------------------------------
 
@@ -480,6 +496,11 @@ class Engine(Generic[F]):
     def on_project_grant(self) -> ProjectGrantHook | None:
         """The host's project-grant hook."""
         return self._scopes.on_project_grant
+
+    @property
+    def honoured_scopes(self) -> dict[ResolutionScope, str]:
+        """The answers this policy carries out, scope → what it does (recorded in a durable queue's store)."""
+        return dict(self._honoured)
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -762,6 +783,7 @@ class Engine(Generic[F]):
             "source": opinion.source,
             "reason": decided.reason or pending_reason(facts.name),
             "suggestions": list(suggestions or ()),
+            "scopes": self._call_scopes(facts, decided),
         }
 
     def _submit(self, facts: F, decided: Decided, why: AskExplanation) -> int:
@@ -868,8 +890,9 @@ class Engine(Generic[F]):
         return None
 
     def _observed(self, action: Action, automatic: bool) -> None:
-        """The queue resolved an action: record how the ask ended (the drain's auto-approvals answer no
-        ask a person or a resolver was given, so they add no record)."""
+        """The queue resolved an action (here or in another process): record how the ask ended, then carry
+        an approval's scope (the drain's auto-approvals answer no ask a person or a resolver was given, so
+        they add no record and carry nothing)."""
         if automatic:
             self._asked.recall(action.id)
             return
@@ -879,6 +902,8 @@ class Engine(Generic[F]):
             if action.is_rejected and action.feedback == EXPIRED_FEEDBACK:
                 planned = "ask_expired"
         self._resolved(action, planned)
+        if action.is_approved:
+            self._carry(action, None)
 
     def _resolved(self, action: Action, verdict: RecordVerdict) -> None:
         """Tell the observer how an ask ended: one more record, with the same action id."""

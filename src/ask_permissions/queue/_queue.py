@@ -19,7 +19,15 @@ from ask_permissions.typing import AskExplanation, Clock, ResolutionScope
 from ._action import RESOLVED, SCOPES, Action, Resolution, check_decided_by, is_id
 from ._args import NotJSONError, freeze_args, json_call_id
 from ._snapshot import read_snapshot, snapshot_data
-from ._store import DEFAULT_SESSION, ApprovalStore, Claim, Head, check_session, store_or_memory
+from ._store import (
+    DEFAULT_SESSION,
+    ApprovalStore,
+    Claim,
+    Head,
+    ResolutionObserver,
+    check_session,
+    store_or_memory,
+)
 from ._waiters import AsyncWaiter, wake
 from ._why import read_why
 
@@ -27,8 +35,6 @@ __all__ = ["Action", "ApprovalQueue", "Callback"]
 
 Callback: TypeAlias = Callable[["Action"], object]
 
-ResolutionObserver: TypeAlias = Callable[["Action", bool], object]
-"""Told of each resolution: the resolved action, and whether the drain auto-approved it."""
 """A queue callback: called with one argument, the ``Action``; its return value is ignored."""
 
 _EXPIRED_FEEDBACK: Final = "expired"
@@ -143,7 +149,6 @@ class ApprovalQueue:
         "_durable",
         "_idle_head",
         "_local",
-        "_observers",
         "_require_json",
         "_session",
         "_state",
@@ -191,8 +196,6 @@ class ApprovalQueue:
         self._clock: Final[Clock] = utc_now if clock is None else clock
         self._require_json: Final = require_json or store.durable
         self._idle_head = False
-        # Who else wants to know that an action was resolved (a policy recording resolutions).
-        self._observers: tuple[ResolutionObserver, ...] = ()
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -226,7 +229,11 @@ class ApprovalQueue:
         if not is_id(action_id):
             return None
         with self._changed:
-            return self._state.get(action_id)
+            action = self._state.get(action_id)
+            news = self._local.noticed(action)
+        if news is not None:
+            self._announce(news)
+        return action
 
     def __getitem__(self, action_id: object) -> Action | None:
         """``queue[id]``: same as ``get``."""
@@ -257,7 +264,10 @@ class ApprovalQueue:
         if tool_call_id is None:
             return []
         with self._changed:
-            return self._state.pending_for_call(tool_call_id)
+            found = self._state.pending_for_call(tool_call_id)
+            for action in found:
+                self._local.noticed(action)
+            return found
 
     def rejected_for_call(self, tool_call_id: object) -> list[Action]:
         """The rejected actions submitted for this ``tool_call_id`` and not forgotten, in id order.
@@ -343,6 +353,7 @@ class ApprovalQueue:
         submitting = self._local.drain.submitting
         with self._changed:
             action = self._state.insert(build, submitting=on_submit is not None)
+            self._local.noticed(action)
             if on_submit is not None:
                 submitting[action.id] = threading.get_ident()
         if on_submit is not None:
@@ -482,25 +493,31 @@ class ApprovalQueue:
         # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
         limit = None if timeout is None or timeout > threading.TIMEOUT_MAX else timeout
         key, state, waiters = action_id, self._state, self._local.waiters
+        news: Action | None = None
         with self._watching(), self._changed:
             seen = state.get(key)
             if seen is None or seen.status in RESOLVED:
-                return seen
-            waiters.enter(key)
-            try:
+                news = self._local.noticed(seen)
+            else:
+                self._local.noticed(seen)
+                waiters.enter(key)
+                try:
 
-                def decided() -> bool:
-                    nonlocal seen
-                    seen = state.get(key)
-                    return seen is None or seen.status in RESOLVED
+                    def decided() -> bool:
+                        nonlocal seen
+                        seen = state.get(key)
+                        return seen is None or seen.status in RESOLVED
 
-                if not self._changed.wait_for(decided, limit):
-                    now = state.get(key)
-                    status = "pending" if now is None else now.status
-                    raise TimeoutError(f"action {key} is still {status} after {timeout} s")
-                return seen
-            finally:
-                waiters.leave(key)
+                    if not self._changed.wait_for(decided, limit):
+                        now = state.get(key)
+                        status = "pending" if now is None else now.status
+                        raise TimeoutError(f"action {key} is still {status} after {timeout} s")
+                    news = self._local.noticed(seen)
+                finally:
+                    waiters.leave(key)
+        if news is not None:
+            self._announce(news)
+        return seen
 
     async def wait_async(self, action_id: object, timeout: float | None = None) -> Action | None:
         """``wait`` for asyncio: never blocks the event loop; woken by a resolution on any thread.
@@ -518,19 +535,31 @@ class ApprovalQueue:
         with self._watching():
             with self._changed:
                 action = self._state.get(key)
+                news = self._local.noticed(action)
                 if action is None or action.status in RESOLVED:
-                    return action
-                waiter = self._local.waiters.add_async(key, loop)
+                    waiter = None
+                else:
+                    waiter = self._local.waiters.add_async(key, loop)
+            if waiter is None:
+                if news is not None:
+                    self._announce(news)
+                return action
             try:
                 if timeout is None:
-                    return await waiter[1]
-                try:
-                    return await asyncio.wait_for(waiter[1], timeout)
-                except TimeoutError:
-                    raise TimeoutError(f"action {key} is still pending after {timeout} s") from None
+                    resolved = await waiter[1]
+                else:
+                    try:
+                        resolved = await asyncio.wait_for(waiter[1], timeout)
+                    except TimeoutError:
+                        raise TimeoutError(f"action {key} is still pending after {timeout} s") from None
             finally:
                 with self._changed:
                     self._local.waiters.remove_async(key, waiter)
+            with self._changed:
+                news = self._local.noticed(resolved)
+            if news is not None:
+                self._announce(news)
+            return resolved
 
     # -- snapshots -------------------------------------------------------------------------------------
 
@@ -608,25 +637,30 @@ class ApprovalQueue:
         return self._local.drain.submitting.get(head.id)
 
     def observe_resolutions(self, observer: ResolutionObserver) -> Callable[[], None]:
-        """Call ``observer(action, automatic)`` after each resolution this queue object records.
+        """Call ``observer(action, automatic)`` once for each resolution of this queue's session.
 
-        It runs in the resolving thread, outside the queue's lock, after ``on_approve``/``on_reject`` and
-        after the resolution is recorded; ``automatic`` is true for the drain's auto-approvals. A policy uses
-        this to record how its asks end however a person resolves them. An observer that raises does not undo
-        the resolution: its exception propagates from the call that resolved, with a note saying so. Returns a
-        function that removes the observer.
+        Resolutions made by any queue object of this process on the same store and session are told in the
+        resolving thread, outside the lock, after ``on_approve``/``on_reject`` and after the resolution is
+        recorded. A resolution made by another process (a person's command, the web inbox) is told when this
+        process first sees the action resolved — through ``get``, ``wait`` or ``wait_async`` — if it had seen
+        it pending (it submitted it, or read it) since an observer was added; in the thread that read it.
+        Each is told once per process. ``automatic`` is true for the drain's auto-approvals. A policy uses
+        this to record how its asks end however, and wherever, a person resolves them. An observer that raises
+        does not undo the resolution: its exception propagates from the call that resolved (or read), with a
+        note saying so. Returns a function that removes the observer.
 
         Raises:
             TypeError: ``observer`` is not callable.
         """
         if not callable(observer):
             raise TypeError(f"observer: expected a callable; got {preview(observer)}")
+        local = self._local
         with self._changed:
-            self._observers = (*self._observers, observer)
+            local.observers = (*local.observers, observer)
 
         def remove() -> None:
             with self._changed:
-                self._observers = tuple(known for known in self._observers if known is not observer)
+                local.observers = tuple(known for known in local.observers if known is not observer)
 
         return remove
 
@@ -648,6 +682,7 @@ class ApprovalQueue:
             try:
                 resolved = self._state.finish(claim, resolved_at)
                 waiters = [] if resolved is None else self._local.waiters.take_async(applying.id)
+                news = resolved is not None and self._local.resolved_here(resolved)
             finally:
                 self._changed.notify_all()
         if resolved is None:
@@ -657,13 +692,20 @@ class ApprovalQueue:
                 action_id=applying.id,
             )
         wake(waiters, resolved)
-        for observer in self._observers:
-            try:
-                observer(resolved, automatic)
-            except BaseException as error:
-                error.add_note(f"ask_permissions: action {resolved.id} is {resolved.status} all the same")
-                raise
+        if news:
+            self._announce(resolved, automatic)
         return resolved
+
+    def _announce(self, action: Action, automatic: bool | None = None) -> None:
+        """Tell the session's observers in this process of a resolution (outside the lock, once)."""
+        if automatic is None:  # resolved by another process: its decided_by says whether the drain did
+            automatic = action.decided_by == AUTO_APPROVER
+        for observer in self._local.observers:
+            try:
+                observer(action, automatic)
+            except BaseException as error:
+                error.add_note(f"ask_permissions: action {action.id} is {action.status} all the same")
+                raise
 
     def _resolve_all(self, action_ids: Iterable[int], resolution: Resolution) -> list[Action]:
         resolved: list[Action] = []

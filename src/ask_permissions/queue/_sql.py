@@ -18,16 +18,16 @@ import threading
 import time
 import uuid
 from abc import abstractmethod
-from collections.abc import Callable, Collection, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, final
 
 from ask_permissions._errors import CorruptStoreError, InvalidSnapshotError, preview
-from ask_permissions.typing import AskExplanation
+from ask_permissions.typing import AskExplanation, ResolutionScope
 
 from ._action import SCOPES, Action, Resolution, check_decided_by
 from ._args import MAX_JSON_DEPTH, NotJSONError, read_json
-from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState, check_session
+from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState, check_scopes, check_session
 from ._why import read_why, why_data
 
 __all__ = ["DEFAULT_LEASE", "SCHEMA_VERSION", "Execute", "SqlStore", "positive_seconds"]
@@ -170,6 +170,10 @@ _TEMPLATES: Final = {
     "sessions": "SELECT session FROM ask_permissions_sessions ORDER BY session",
     "all_pending": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
     f" WHERE status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY session, id",
+    "record_scopes": "INSERT INTO ask_permissions_hosts (session, scopes, recorded_at)"
+    " VALUES (:session, :scopes, {now})"
+    " ON CONFLICT (session) DO UPDATE SET scopes = :scopes, recorded_at = {now}",
+    "honoured_scopes": "SELECT scopes FROM ask_permissions_hosts WHERE session = :session",
     "columns_meta": "SELECT value FROM ask_permissions_meta WHERE name = 'schema_version'",
     "set_meta": "INSERT INTO ask_permissions_meta (name, value) VALUES ('schema_version', :version)"
     " ON CONFLICT (name) DO NOTHING",
@@ -544,6 +548,23 @@ class SqlStore(ApprovalStore):
                 raise corrupt(path, "a non-empty JSON string", raw)
             names.append(name)
         return sorted(names)
+
+    def record_scopes(self, session: str, scopes: Mapping[ResolutionScope, str]) -> None:
+        text = json.dumps(check_scopes(scopes))
+        self._execute(
+            self._statement("record_scopes"), {"session": session, "scopes": text, "now": self._now()}
+        )
+
+    def honoured_scopes(self, session: str) -> dict[ResolutionScope, str] | None:
+        rows = self._execute(self._statement("honoured_scopes"), {"session": session})
+        if not rows:
+            return None
+        raw = rows[0][0]
+        try:
+            return check_scopes(json.loads(raw) if isinstance(raw, str) else raw)
+        except (TypeError, ValueError, RecursionError):
+            path = f"{self._where}: ask_permissions_hosts[session={preview(session)}].scopes"
+            raise corrupt(path, "a JSON object of scope to description, with once", raw) from None
 
     def sessions(self) -> list[str]:
         return [self._session_name(session) for (session,) in self._execute(self._statement("sessions"), {})]

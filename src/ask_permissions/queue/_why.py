@@ -8,10 +8,11 @@ from typing import Any, Final, cast
 from ask_permissions.typing import AskExplanation
 
 from ._args import FrozenDict, FrozenList, NotJSONError
+from ._store import check_scopes
 
 __all__ = ["WHY_KEYS", "read_why", "why_data"]
 
-WHY_KEYS: Final = ("layer", "rule", "source", "reason", "suggestions")
+WHY_KEYS: Final = ("layer", "rule", "source", "reason", "suggestions", "scopes")
 _REQUIRED: Final = ("layer", "reason")
 _TEXT_LIMIT: Final = 100_000  # characters of one text: a reason is a sentence, a rule one line
 
@@ -20,7 +21,8 @@ def read_why(value: object, path: str = "why") -> AskExplanation:
     """``value`` as a complete, read-only ``AskExplanation``.
 
     ``layer`` and ``reason`` are required strings (``layer`` non-empty); ``rule`` and ``source`` are
-    strings or None, and ``suggestions`` a list of non-empty strings (both may be left out: None, ``[]``).
+    strings or None, and ``suggestions`` a list of non-empty strings (both may be left out: None, ``[]``);
+    ``scopes``, when there, maps scopes (``once`` among them) to descriptions.
 
     Raises:
         NotJSONError: anything else, naming the field (unknown keys included); a ``ValueError``.
@@ -53,6 +55,15 @@ def read_why(value: object, path: str = "why") -> AskExplanation:
         reason=_text(value["reason"], f"{path}.reason", optional=False),
         suggestions=FrozenList(listed),
     )
+    scopes = value.get("scopes")
+    if scopes is not None:
+        try:
+            checked = check_scopes(scopes)
+        except (TypeError, ValueError) as error:
+            raise NotJSONError(
+                f"{path}.scopes", f"scope to description, with once ({error})", scopes
+            ) from None
+        dict.__setitem__(why, "scopes", FrozenDict({str(scope): text for scope, text in checked.items()}))
     return cast(AskExplanation, why)
 
 
@@ -71,10 +82,13 @@ def why_data(why: AskExplanation | None) -> dict[str, Any] | None:
     """A plain, JSON-safe copy of an explanation (for snapshots, stores and the inbox)."""
     if why is None:
         return None
-    return {
+    data: dict[str, Any] = {
         "layer": why["layer"],
         "rule": why["rule"],
         "source": why["source"],
         "reason": why["reason"],
         "suggestions": list(why["suggestions"]),
     }
+    if "scopes" in why:
+        data["scopes"] = dict(why["scopes"])
+    return data
