@@ -38,6 +38,7 @@ from typing import (
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import read_tool_call
+from ask_permissions.queue._args import json_copy
 from ask_permissions.typing import (
     AskExplanation,
     BlockResult,
@@ -955,9 +956,14 @@ class Engine(Generic[F]):
                 if refused is not None:
                     return Outcome("refuse", refused, action)
             self._carry(action, on_project_grant)
-            if action.is_edited or "arguments" in result:
-                # What the person approved is what runs: their edit, or the queued call's own arguments.
-                return Outcome("run", None, action, modified=True, arguments=action.approved_args)
+            if action.is_edited:
+                # What the person approved is what runs: their edit, as a copy the tool may change.
+                return Outcome(
+                    "run", None, action, modified=True, arguments=json_copy(action.edited_args, "args")
+                )
+            if "arguments" in result:
+                # What the person approved is what runs: the queued call's own arguments.
+                return Outcome("run", None, action, modified=True, arguments=action.args)
             return Outcome("run", None, action)
         if action.is_rejected:
             return Outcome("refuse", rejection_text(action), action)
