@@ -168,6 +168,12 @@ _TEMPLATES: Final = {
     "is_granted": "SELECT 1 FROM ask_permissions_grants WHERE session = :session AND tool_name = :name",
     "granted": "SELECT tool_name FROM ask_permissions_grants WHERE session = :session",
     "sessions": "SELECT session FROM ask_permissions_sessions ORDER BY session",
+    "sessions_with": "SELECT session FROM ask_permissions_actions WHERE id = :id ORDER BY session",
+    "resolved": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
+    " WHERE status IN ('approved', 'rejected') ORDER BY resolved_at DESC, id DESC LIMIT :limit",
+    "resolved_in": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
+    " WHERE session = :session AND status IN ('approved', 'rejected') ORDER BY resolved_at DESC, id DESC"
+    " LIMIT :limit",
     "all_pending": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
     f" WHERE status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY session, id",
     "record_scopes": "INSERT INTO ask_permissions_hosts (session, scopes, recorded_at)"
@@ -575,6 +581,24 @@ class SqlStore(ApprovalStore):
             (session, decode_action(row[1:], session, self._where))
             for row in rows
             for session in (self._session_name(row[0]),)
+        ]
+
+    def sessions_with(self, action_id: int) -> list[str]:
+        if not 0 < action_id < 2**63:
+            return []
+        rows = self._execute(self._statement("sessions_with"), {"id": action_id})
+        return [self._session_name(session) for (session,) in rows]
+
+    def resolved_actions(self, session: str | None = None, limit: int = 100) -> list[tuple[str, Action]]:
+        params: dict[str, Any] = {"limit": max(0, int(limit)), "now": self._now()}
+        if session is None:
+            rows = self._execute(self._statement("resolved"), params)
+        else:
+            rows = self._execute(self._statement("resolved_in"), params | {"session": session})
+        return [
+            (name, decode_action(row[1:], name, self._where))
+            for row in rows
+            for name in (self._session_name(row[0]),)
         ]
 
     def _session_name(self, value: object) -> str:

@@ -344,6 +344,21 @@ class ApprovalStore(ABC):
                 pending.extend((session, action) for action in local.state.pending())
         return pending
 
+    def sessions_with(self, action_id: int) -> list[str]:
+        """The sessions that hold an action with this id (in any status), sorted."""
+        found = []
+        for session in self.sessions():
+            local = self.local(session)
+            with local.changed:
+                if local.state.get(action_id) is not None:
+                    found.append(session)
+        return found
+
+    @abstractmethod
+    def resolved_actions(self, session: str | None = None, limit: int = 100) -> list[tuple[str, Action]]:
+        """``(session, action)`` for the most recently resolved actions (of one session, or of all), newest
+        first, at most ``limit``: the history a person looks back on (forgotten ones are gone)."""
+
     # -- the grants --------------------------------------------------------------------------------------
 
     @abstractmethod
@@ -586,6 +601,24 @@ class MemoryStore(ApprovalStore):
     def granted(self, session: str) -> list[str]:
         with self._lock:
             return sorted(self._grants.get(session, ()))
+
+    def resolved_actions(self, session: str | None = None, limit: int = 100) -> list[tuple[str, Action]]:
+        with self._lock:
+            queues = (
+                sorted(self._queues.items()) if session is None else [(session, self._queues.get(session))]
+            )
+        found: list[tuple[datetime, int, str, Action]] = []
+        for name, state in queues:
+            if state is None:
+                continue
+            with self.local(name).changed:
+                for taken, action_id in enumerate(reversed(state.resolved_ids)):
+                    if taken >= limit:
+                        break
+                    action = state.actions[action_id]
+                    found.append((action.resolved_at or action.submitted_at, action_id, name, action))
+        found.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
+        return [(name, action) for _, _, name, action in found[:limit]]
 
     def record_scopes(self, session: str, scopes: Mapping[ResolutionScope, str]) -> None:
         checked = check_scopes(scopes)
