@@ -17,6 +17,7 @@ import queue as queues
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 from typing import Any, Final
 
@@ -37,7 +38,7 @@ _ROOT: Final = Path(__file__).resolve().parent.parent
 
 
 def _say(**event: Any) -> None:
-    print(json.dumps(event, default=str), flush=True)
+    print(json.dumps({**event, "at": time.time()}, default=str), flush=True)
 
 
 def main(argv: list[str]) -> int:

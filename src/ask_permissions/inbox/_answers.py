@@ -32,18 +32,26 @@ class AnswerError(ValueError):
     JSON object); nothing was resolved. The message says why, for the person."""
 
 
-def answer_scopes(store: ApprovalStore, session: str, action: Action) -> dict[ResolutionScope, str]:
+def answer_scopes(
+    store: ApprovalStore,
+    session: str,
+    action: Action,
+    recorded: Mapping[str, dict[ResolutionScope, str] | None] | None = None,
+) -> dict[ResolutionScope, str]:
     """The answers the agent's host carries out for ``action``: scope → what it does.
 
     The action's own ``why["scopes"]`` (its policy said so when it queued the call), else what a policy over
-    the session recorded in the store, else ``once`` only: with no word from the host, nothing beyond the
-    call itself is promised.
+    the session recorded in the store (``recorded`` may hold it already, by session), else ``once`` only:
+    with no word from the host, nothing beyond the call itself is promised.
     """
     why = action.why
     if why is not None and "scopes" in why:
         return dict(why["scopes"])
-    recorded = store.honoured_scopes(session)
-    return dict(ONCE) if recorded is None else recorded
+    if recorded is not None and session in recorded:
+        host = recorded[session]
+    else:
+        host = store.honoured_scopes(session)
+    return dict(ONCE) if host is None else dict(host)
 
 
 def scope_refusal(store: ApprovalStore, session: str, action: Action, scope: object) -> str | None:
