@@ -7,6 +7,7 @@ policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
 from ._tool_call import ToolCall
 from ._version import __version__
+from .notify._webhook import WebhookNotifier, slack_message
 from .policy._approval import ApprovalPolicy
 from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
 from .policy._command_hooks import CommandHook
@@ -88,6 +89,7 @@ __all__ = [
     "SqliteStore",
     "ToolCall",
     "ToolMetadata",
+    "WebhookNotifier",
     "__version__",
     "allow_all",
     "args_digest",
@@ -95,4 +97,5 @@ __all__ = [
     "deny_all",
     "load_policy",
     "open_store",
+    "slack_message",
 ]
