@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from ask_permissions import ApprovalStore, PostgresStore, SqliteStore
+from ask_permissions import open_store as open_url
 
 from .postgres_server import PostgresUnavailable, postgres_server
 from .stores import STORE_KINDS, using_store
@@ -65,4 +67,19 @@ def store_kind(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPath
         with using_store(store):
             yield kind
     finally:
+        store.close()
+
+
+@pytest.fixture
+def stores() -> Iterator[Callable[..., ApprovalStore]]:
+    """Open stores by URL, with options (each closed at the end of the test)."""
+    opened: list[ApprovalStore] = []
+
+    def open_one(url: str, **options: Any) -> ApprovalStore:
+        store = open_url(url, **options)
+        opened.append(store)
+        return store
+
+    yield open_one
+    for store in opened:
         store.close()

@@ -16,9 +16,9 @@ import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Final
+from typing import Final, final
 
-__all__ = ["PostgresUnavailable", "find_binaries", "postgres_server"]
+__all__ = ["PostgresServer", "PostgresUnavailable", "find_binaries", "postgres_server", "running_postgres"]
 
 _USER: Final = "ask_permissions"
 _START_SECONDS: Final = 60
@@ -55,9 +55,78 @@ def _as_server_user(command: list[str]) -> list[str]:
     return [runuser, "-u", "postgres", "--", *command]
 
 
+@final
+class PostgresServer:
+    """A throwaway server this run started: its URL, and ``stop`` / ``start`` for the fault tests."""
+
+    def __init__(self, binaries: Path, root: Path, port: int, options: str) -> None:
+        self._binaries, self._root, self._port, self._options = binaries, root, port, options
+        self.url: Final = f"postgresql:///postgres?host={root}&port={port}&user={_USER}"
+
+    @property
+    def _data(self) -> Path:
+        return self._root / "data"
+
+    def start(self) -> None:
+        """Start the server (``pg_ctl start -w``).
+
+        Raises:
+            PostgresUnavailable: it did not start (the server's log is in the message).
+        """
+        log = self._root / "server.log"
+        started = subprocess.run(
+            _as_server_user(
+                [
+                    str(self._binaries / "pg_ctl"),
+                    "-D",
+                    str(self._data),
+                    "-l",
+                    str(log),
+                    "-w",
+                    "-t",
+                    "30",
+                    "-o",
+                    self._options,
+                    "start",
+                ]
+            ),
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=_START_SECONDS,
+        )
+        if started.returncode != 0:
+            detail = log.read_text() if log.exists() else started.stderr
+            raise PostgresUnavailable(f"PostgreSQL did not start: {detail[-2000:]}")
+
+    def running(self) -> bool:
+        """Whether the server runs (``pg_ctl status``)."""
+        status = subprocess.run(
+            _as_server_user([str(self._binaries / "pg_ctl"), "-D", str(self._data), "status"]),
+            check=False,
+            capture_output=True,
+            timeout=_START_SECONDS,
+        )
+        return status.returncode == 0
+
+    def stop(self, mode: str = "immediate") -> None:
+        """Stop the server (``pg_ctl stop -m MODE -w``): ``immediate`` kills it as a crash would."""
+        subprocess.run(
+            _as_server_user(
+                [str(self._binaries / "pg_ctl"), "-D", str(self._data), "-m", mode, "-w", "stop"]
+            ),
+            check=False,
+            capture_output=True,
+            timeout=_START_SECONDS,
+        )
+
+
 @contextlib.contextmanager
-def postgres_server() -> Iterator[str]:
-    """Start a server; yield a libpq URL for it (through its socket); stop and remove it afterwards.
+def running_postgres(*, crash_safe: bool = False) -> Iterator[PostgresServer]:
+    """Start a server; yield it; stop and remove it afterwards.
+
+    ``crash_safe``: a commit is written to the operating system before it is acknowledged (the default
+    server acknowledges first, which is faster and loses the last commits when it is killed).
 
     Raises:
         PostgresUnavailable: no server binaries here.
@@ -66,7 +135,6 @@ def postgres_server() -> Iterator[str]:
     if binaries is None:
         raise PostgresUnavailable("no PostgreSQL server binaries (initdb, pg_ctl) on PATH or in /usr/lib")
     root = Path(tempfile.mkdtemp(prefix="ask-permissions-pg-"))
-    data, log = root / "data", root / "server.log"
     try:
         if os.geteuid() == 0:
             import pwd
@@ -78,7 +146,7 @@ def postgres_server() -> Iterator[str]:
                 [
                     str(binaries / "initdb"),
                     "-D",
-                    str(data),
+                    str(root / "data"),
                     "-U",
                     _USER,
                     "-A",
@@ -94,41 +162,27 @@ def postgres_server() -> Iterator[str]:
         )
         port = _free_port()
         options = (
-            f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off -c synchronous_commit=off"
+            f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off"
             " -c full_page_writes=off -c max_connections=300"
         )
-        started = subprocess.run(
-            _as_server_user(
-                [
-                    str(binaries / "pg_ctl"),
-                    "-D",
-                    str(data),
-                    "-l",
-                    str(log),
-                    "-w",
-                    "-t",
-                    "30",
-                    "-o",
-                    options,
-                    "start",
-                ]
-            ),
-            check=False,
-            capture_output=True,
-            text=True,
-            timeout=_START_SECONDS,
-        )
-        if started.returncode != 0:
-            detail = log.read_text() if log.exists() else started.stderr
-            raise PostgresUnavailable(f"PostgreSQL did not start: {detail[-2000:]}")
+        if not crash_safe:
+            options += " -c synchronous_commit=off"
+        server = PostgresServer(binaries, root, port, options)
+        server.start()
         try:
-            yield f"postgresql:///postgres?host={root}&port={port}&user={_USER}"
+            yield server
         finally:
-            subprocess.run(
-                _as_server_user([str(binaries / "pg_ctl"), "-D", str(data), "-m", "immediate", "-w", "stop"]),
-                check=False,
-                capture_output=True,
-                timeout=_START_SECONDS,
-            )
+            server.stop()
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def postgres_server() -> Iterator[str]:
+    """Start a server; yield a libpq URL for it (through its socket); stop and remove it afterwards.
+
+    Raises:
+        PostgresUnavailable: no server binaries here.
+    """
+    with running_postgres() as server:
+        yield server.url

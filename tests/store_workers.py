@@ -12,6 +12,17 @@ Roles:
     stall SESSION ACTION_ID LEASE GO     approve ACTION_ID; on_approve waits for the file GO
     wait SESSION ACTION_ID               wait for ACTION_ID; report when it woke
     wait_async SESSION ACTION_ID         the same with wait_async, in an event loop
+    wait_later SESSION ID TIMEOUT ASYNC  after the start line, wait (ASYNC 1: wait_async) for TIMEOUT s
+    approve SESSION ACTION_ID            after the start line, approve ACTION_ID; report what it did
+    restore SESSION INDEX                after the start line, restore a snapshot of ids INDEX*10+1..+3
+    submit_retrying SESSION              after the start line, submit auto-approved calls until a "stop"
+                                         line: each is submitted again, with its call id, until it
+                                         returns an id
+
+With ``ASK_PERMISSIONS_TEST_CLOCK_STEP=SECONDS`` in its environment a worker's wall clock (``time.time``)
+runs that many seconds ahead (or behind, if negative) of the machine's: a clock step, which a test
+cannot make on a shared machine. ``ASK_PERMISSIONS_TEST_LEASE=SECONDS`` sets the lease of the roles that
+take none as an argument (default 30).
 """
 
 from __future__ import annotations
@@ -21,13 +32,17 @@ import json
 import os
 import random
 import sys
+import threading
 import time
 from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ask_permissions import Action, ApprovalQueue, ClaimLostError, open_store
+from ask_permissions import Action, ApprovalQueue, ClaimLostError, StoreError, open_store
+
+CLOCK_STEP = "ASK_PERMISSIONS_TEST_CLOCK_STEP"
+LEASE = "ASK_PERMISSIONS_TEST_LEASE"
 
 AUTO_APPROVE = {"read": True}
 
@@ -129,9 +144,87 @@ def wait(queue: ApprovalQueue, action_id: int, *, in_loop: bool) -> None:
     emit(event="woke", id=action_id, status=None if action is None else action.status, at=time.monotonic())
 
 
+def wait_later(queue: ApprovalQueue, action_id: int, timeout: float, *, in_loop: bool) -> None:
+    go()
+    emit(event="waiting", id=action_id)
+    try:
+        if in_loop:
+            action = asyncio.run(queue.wait_async(action_id, timeout=timeout))
+        else:
+            action = queue.wait(action_id, timeout=timeout)
+    except TimeoutError as error:
+        cause = type(error.__cause__).__name__ if error.__cause__ is not None else None
+        emit(event="timed_out", id=action_id, message=str(error), cause=cause)
+        return
+    emit(event="woke", id=action_id, status=None if action is None else action.status)
+
+
+def approve(queue: ApprovalQueue, action_id: int) -> None:
+    queue.on_approve = recorder("approve")
+    go()
+    try:
+        resolved = queue.approve(action_id)
+    except StoreError as error:
+        emit(event="failed", id=action_id, error=type(error).__name__, message=str(error))
+    else:
+        emit(event="resolved", ids=[action.id for action in resolved])
+
+
+def restore(queue: ApprovalQueue, index: int) -> None:
+    first = index * 10 + 1
+    snapshot = {
+        "version": 1,
+        "next_id": first + 2,
+        "pending_actions": [
+            {"id": action_id, "tool_name": "bash", "tool_call_id": f"r{index}-{action_id}"}
+            for action_id in range(first, first + 3)
+        ],
+    }
+    go()
+    try:
+        count = queue.restore_pending(snapshot)
+    except ValueError as error:
+        emit(event="refused", index=index, error=type(error).__name__, message=str(error))
+    else:
+        emit(event="restored", index=index, count=count)
+
+
+def submit_retrying(queue: ApprovalQueue) -> None:
+    """Submit calls one by one until told to stop; a call that raised is submitted again with its id."""
+    queue.on_approve = recorder("approve")
+    stop = threading.Event()
+
+    def listen() -> None:
+        sys.stdin.readline()
+        stop.set()
+
+    go()
+    threading.Thread(target=listen, daemon=True).start()
+    number = 0
+    while not stop.is_set():
+        call = f"s{number}"
+        while True:
+            try:
+                action_id = queue.submit(tool_call_id=call, tool_name="read", auto_approvable=True)
+            except StoreError as error:
+                emit(event="failed", call=call, error=type(error).__name__, message=str(error))
+                time.sleep(0.05)  # a host's pause before it tries again, not a wait for an event
+                continue
+            break
+        emit(event="submitted", id=action_id, call=call, auto=True)
+        number += 1
+
+
 def main(argv: list[str]) -> None:
     role, url, session, *rest = argv
-    lease = timedelta(seconds=float(rest[1])) if role in ("hang", "stall") else timedelta(seconds=30)
+    step = float(os.environ.get(CLOCK_STEP, "0"))
+    if step:
+        wall = time.time
+        time.time = lambda: wall() + step  # see the module's docstring
+    if role in ("hang", "stall"):
+        lease = timedelta(seconds=float(rest[1]))
+    else:
+        lease = timedelta(seconds=float(os.environ.get(LEASE, "30")))
     store = open_store(url, lease=lease)
     queue = ApprovalQueue(store=store, session=session, auto_approve=AUTO_APPROVE)
     emit(event="ready")
@@ -146,6 +239,14 @@ def main(argv: list[str]) -> None:
             stall(queue, int(rest[0]), Path(rest[2]))
         elif role in ("wait", "wait_async"):
             wait(queue, int(rest[0]), in_loop=role == "wait_async")
+        elif role == "wait_later":
+            wait_later(queue, int(rest[0]), float(rest[1]), in_loop=rest[2] == "1")
+        elif role == "approve":
+            approve(queue, int(rest[0]))
+        elif role == "restore":
+            restore(queue, int(rest[0]))
+        elif role == "submit_retrying":
+            submit_retrying(queue)
         else:
             raise SystemExit(f"unknown role {role!r}")
     finally:

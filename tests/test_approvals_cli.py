@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import subprocess
 import threading
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
@@ -662,3 +665,50 @@ class TestAnswersReachTheAgent:
             ("allow_modified", "ann"),
         ]
         assert records[1]["edited_digest"] != records[1]["args_digest"] == records[0]["args_digest"]
+
+
+@pytest.fixture
+def read_only_store(tmp_path: Path) -> Iterator[str]:
+    """The URL of a SQLite file holding one pending action, on a read-only bind mount (root mounts it)."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("a read-only bind mount needs root (CI runs as root)")
+    source, view = tmp_path / "writable", tmp_path / "read-only"
+    source.mkdir()
+    view.mkdir()
+    store = open_store(f"sqlite:///{source / 'approvals.db'}")
+    try:
+        ApprovalQueue(store=store, session="agent").submit(tool_call_id="c1", tool_name="bash")
+    finally:
+        store.close()
+    bound = subprocess.run(["mount", "--bind", str(source), str(view)], capture_output=True, check=False)
+    if bound.returncode != 0:
+        pytest.skip(f"this machine cannot bind-mount: {bound.stderr.decode().strip()}")
+    try:
+        subprocess.run(["mount", "-o", "remount,ro,bind", str(view)], capture_output=True, check=True)
+        yield f"sqlite:///{view / 'approvals.db'}"
+    finally:
+        subprocess.run(["umount", str(view)], capture_output=True, check=False)
+
+
+class TestReadOnlyStore:
+    """A SQLite file this user cannot write: list, show and watch read it; approve and reject say why not."""
+
+    @pytest.mark.parametrize(
+        "argv",
+        [["list"], ["show", "1", "--session", "agent"], ["watch", "--limit", "1"]],
+        ids=["list", "show", "watch"],
+    )
+    def test_reading(self, capsys: pytest.CaptureFixture[str], read_only_store: str, argv: list[str]) -> None:
+        """The reading commands open it read-only and print the pending action."""
+        status, out, err = run(capsys, read_only_store, *argv)
+        assert (status, err) == (0, "")
+        assert "bash" in out
+
+    @pytest.mark.parametrize("argv", [["approve", "1"], ["reject", "1"]], ids=["approve", "reject"])
+    def test_writing(self, capsys: pytest.CaptureFixture[str], read_only_store: str, argv: list[str]) -> None:
+        """approve and reject exit 2 saying the store can only be read; the action stays pending."""
+        status, out, err = run(capsys, read_only_store, *argv, "--session", "agent")
+        assert (status, out) == (2, "")
+        assert_one_line_error(err, f"{argv[0]} needs to write to the store, which this user can only read")
+        status, out, _ = run(capsys, read_only_store, "show", "1", "--session", "agent", "--json")
+        assert (status, json.loads(out)["status"]) == (0, "pending")

@@ -6,14 +6,17 @@ behaviour every store shares is pinned by the queue and grants suites, which run
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -40,18 +43,9 @@ SHORT_LEASE = timedelta(seconds=1)
 
 
 @pytest.fixture
-def opened(store_url: str) -> Iterator[Callable[..., ApprovalStore]]:
+def opened(store_url: str, stores: Callable[..., ApprovalStore]) -> Callable[..., ApprovalStore]:
     """Open stores on ``store_url`` (closed at the end of the test)."""
-    stores: list[ApprovalStore] = []
-
-    def open_one(**options: Any) -> ApprovalStore:
-        store = open_store(store_url, **options)
-        stores.append(store)
-        return store
-
-    yield open_one
-    for store in stores:
-        store.close()
+    return lambda **options: stores(store_url, **options)
 
 
 def raw(url: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
@@ -345,13 +339,16 @@ class TestOpenStore:
 class Worker:
     """A ``tests.store_workers`` process, its JSON lines read as they come."""
 
-    def __init__(self, role: str, url: str, session: str, *args: object) -> None:
+    def __init__(
+        self, role: str, url: str, session: str, *args: object, env: dict[str, str] | None = None
+    ) -> None:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.store_workers", role, url, session, *map(str, args)],
             cwd=ROOT,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             text=True,
+            env=None if env is None else os.environ | env,
         )
         self.records: list[dict[str, Any]] = []
 
@@ -373,15 +370,31 @@ class Worker:
 
     def finish(self) -> list[dict[str, Any]]:
         """Wait for the worker to end (exit 0); every line it printed."""
-        out, _ = self.process.communicate(timeout=SETTLE * 3)
-        self.records.extend(json.loads(line) for line in out.splitlines())
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        stdout, rest = self.process.stdout, []
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()
+        # Read through the text stream: lines expect() already buffered are in it (communicate() would
+        # read the pipe beneath and miss them).
+        reader = threading.Thread(target=lambda: rest.append(stdout.read()), daemon=True)
+        reader.start()
+        reader.join(SETTLE * 3)
+        assert not reader.is_alive(), f"worker did not end: {self.records[-3:]}"
+        self.process.wait(SETTLE)
+        self.records.extend(json.loads(line) for line in rest[0].splitlines())
         assert self.process.returncode == 0, self.records[-3:]
         return self.records
 
     def kill(self) -> None:
+        """End the worker if it still runs, and close its pipes."""
         if self.process.poll() is None:
             self.process.kill()
-        self.process.communicate(timeout=SETTLE)
+        self.process.wait(SETTLE)
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                with contextlib.suppress(OSError, ValueError):
+                    stream.close()
 
 
 def until(condition: Callable[[], bool], what: str) -> float:

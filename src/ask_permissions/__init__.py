@@ -4,7 +4,15 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
+from ._errors import (
+    ClaimLostError,
+    CorruptStoreError,
+    InvalidSnapshotError,
+    PermissionsError,
+    ResolutionNotRecordedError,
+    StoreError,
+    StoreUnavailableError,
+)
 from ._tool_call import ToolCall
 from ._version import __version__
 from .notify._webhook import WebhookNotifier, slack_message
@@ -80,6 +88,7 @@ __all__ = [
     "PostgresStore",
     "ProceedResult",
     "ProtectedPaths",
+    "ResolutionNotRecordedError",
     "Review",
     "Rule",
     "RuleMatch",
@@ -87,6 +96,8 @@ __all__ = [
     "SessionPermissionGrants",
     "SettingsSource",
     "SqliteStore",
+    "StoreError",
+    "StoreUnavailableError",
     "ToolCall",
     "ToolMetadata",
     "WebhookNotifier",

@@ -5,7 +5,16 @@ from __future__ import annotations
 import reprlib
 from typing import Final
 
-__all__ = ["ClaimLostError", "CorruptStoreError", "InvalidSnapshotError", "PermissionsError", "preview"]
+__all__ = [
+    "ClaimLostError",
+    "CorruptStoreError",
+    "InvalidSnapshotError",
+    "PermissionsError",
+    "ResolutionNotRecordedError",
+    "StoreError",
+    "StoreUnavailableError",
+    "preview",
+]
 
 
 class PermissionsError(Exception):
@@ -27,9 +36,17 @@ class InvalidSnapshotError(PermissionsError, ValueError):
         self.value = value
 
 
-class CorruptStoreError(PermissionsError, ValueError):
+class StoreError(PermissionsError):
+    """An operation failed because of its store (a database): the base of the store errors below.
+
+    Each also subclasses the built-in it semantically is. A database driver's error is never raised as
+    it is: the package's error carries its message, and the driver's exception is its ``__cause__``.
+    """
+
+
+class CorruptStoreError(StoreError, ValueError):
     """A store holds data this package did not write (a hand-edited row, another program's table, another
-    schema version); the operation that met it changed nothing.
+    schema version, a file that is not a database); the operation that met it changed nothing.
 
     Attributes:
         path: where the bad data is, e.g. ``actions[session='s', id=3].status``.
@@ -42,7 +59,39 @@ class CorruptStoreError(PermissionsError, ValueError):
         self.value = value
 
 
-class ClaimLostError(PermissionsError, RuntimeError):
+class StoreUnavailableError(StoreError, ConnectionError):
+    """The store could not carry out an operation now: its server is down or unreachable, the connection
+    broke, the database file is locked by another process past the timeout, its disk is full, or it is
+    read-only. Whatever the operation would have changed is unchanged (see ``ResolutionNotRecordedError``
+    for the one exception), so it can be tried again.
+
+    Attributes:
+        store: the store, as its messages name it (a PostgreSQL URL without its password).
+    """
+
+    def __init__(self, message: str, *, store: str) -> None:
+        super().__init__(message)
+        self.store = store
+
+
+class ResolutionNotRecordedError(StoreUnavailableError):
+    """An approval's or rejection's callback ran, but the store could not record the resolution within
+    the claim's lease. The action stays claimed by this process (``"applying"`` everywhere): no other
+    process runs its callback, and this process keeps renewing the claim and trying to record the
+    resolution until it succeeds (or the process ends: then the action is pending again after the lease).
+
+    Attributes:
+        action_id: the action's id.
+        status: ``"approved"`` or ``"rejected"``, the resolution that waits to be recorded.
+    """
+
+    def __init__(self, message: str, *, store: str, action_id: int, status: str) -> None:
+        super().__init__(message, store=store)
+        self.action_id = action_id
+        self.status = status
+
+
+class ClaimLostError(StoreError, RuntimeError):
     """A resolution outlived its lease: another process took the action up meanwhile, so this one's
     approval or rejection was not recorded (its callback had already run).
 

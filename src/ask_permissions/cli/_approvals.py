@@ -12,7 +12,7 @@ import time
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
-from ask_permissions._errors import preview
+from ask_permissions._errors import CorruptStoreError, StoreUnavailableError, preview
 from ask_permissions.inbox._answers import (
     AnswerError,
     answer_scopes,
@@ -41,6 +41,7 @@ _HISTORY: Final = 100  # resolved actions --all lists, unless --limit says
 _DURATION: Final = re.compile(r"(\d+(?:\.\d+)?)([smhd]?)")
 _UNITS: Final = {"": 1, "s": 1, "m": 60, "h": 3600, "d": 86400}
 _STATUSES: Final = ("pending", "approved", "rejected")
+_READING: Final = ("list", "show", "watch")  # the subcommands that never write
 
 
 def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
@@ -133,7 +134,9 @@ def run_approvals(options: argparse.Namespace, out: TextIO | None = None) -> int
     if options.session is not None:
         check_session(options.session)  # "" (an unset variable, say) never means "every session"
     try:
-        store = open_store(options.store)
+        store = _open(options.store, options.approvals_command)
+    except StoreUnavailableError as error:
+        raise ValueError(f"store {error}") from None
     except (sqlite3.Error, OSError, RuntimeError, ImportError) as error:
         raise ValueError(f"store {describe_url(options.store)}: {error}") from None
     except Exception as error:
@@ -152,6 +155,8 @@ def run_approvals(options: argparse.Namespace, out: TextIO | None = None) -> int
             _watch(out, store, options)
     except KeyboardInterrupt:
         return _EXIT_INTERRUPTED
+    except StoreUnavailableError as error:
+        raise ValueError(f"store {error}") from None
     except (sqlite3.Error, OSError) as error:
         raise ValueError(f"store {describe_url(options.store)}: {error}") from None
     except (ValueError, TypeError):  # CorruptStoreError is a ValueError: its message names the row
@@ -161,6 +166,31 @@ def run_approvals(options: argparse.Namespace, out: TextIO | None = None) -> int
     finally:
         store.close()
     return _EXIT_OK
+
+
+def _open(url: str, command: str) -> ApprovalStore:
+    """The store; a SQLite file this user can read but not write is opened read-only to read it.
+
+    Raises:
+        StoreUnavailableError: the store cannot be opened, or (to approve or reject) written.
+    """
+    try:
+        return open_store(url)
+    except StoreUnavailableError as error:
+        if not url.startswith("sqlite:///"):
+            raise
+        try:
+            store = open_store(url, read_only=True)
+        except (StoreUnavailableError, CorruptStoreError):
+            raise error from None
+        if command in _READING:
+            return store
+        store.close()
+        raise StoreUnavailableError(
+            f"{error}; {command} needs to write to the store, which this user can only read "
+            "(list, show and watch work)",
+            store=error.store,
+        ) from None
 
 
 def _store_error(url: str, error: Exception) -> Exception:

@@ -19,23 +19,31 @@ _SQLITE: Final = "sqlite:///"
 _POSTGRES: Final = ("postgresql://", "postgres://")
 
 
-def open_store(url: str, *, lease: timedelta = DEFAULT_LEASE) -> ApprovalStore:
+def open_store(url: str, *, lease: timedelta = DEFAULT_LEASE, read_only: bool = False) -> ApprovalStore:
     """The store a URL names.
 
     ``sqlite:///relative/path.db`` or ``sqlite:////absolute/path.db`` (SQLAlchemy's spelling: the path
     follows the third slash), ``postgresql://user@host/dbname`` (or ``postgres://``, any libpq URL), or
-    ``memory:`` for a new ``MemoryStore``.
+    ``memory:`` for a new ``MemoryStore``. ``read_only`` opens a SQLite file for reading only (see
+    ``SqliteStore``).
 
     Raises:
-        ValueError: the URL names no store this package has.
+        ValueError: the URL names no store this package has, or ``read_only`` is asked of a store that
+            is not SQLite.
+        StoreUnavailableError: the database cannot be reached or opened.
+        CorruptStoreError: it holds what this package did not write.
     """
     if not isinstance(url, str):
         raise TypeError(f"store URL: expected a string; got {preview(url)}")
+    if read_only and not url.startswith(_SQLITE):
+        raise ValueError(
+            f"read_only: only a sqlite:/// store opens read-only; got {preview(describe_url(url))}"
+        )
     if url.startswith(_SQLITE):
         path = unquote(url[len(_SQLITE) :].split("?", 1)[0])
         if not path:
             raise ValueError(f"store URL: expected a database file after sqlite:///; got {preview(url)}")
-        return SqliteStore(path, lease=lease)
+        return SqliteStore(path, lease=lease, read_only=read_only)
     if url.startswith(_POSTGRES):
         return PostgresStore(url, lease=lease)
     if url == "memory:":

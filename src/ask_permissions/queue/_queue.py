@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import math
 import threading
 from collections.abc import Callable, Iterable, Mapping
@@ -12,7 +13,7 @@ from types import MappingProxyType
 from typing import Any, Final, TypeAlias, final
 
 from ask_permissions._clock import utc_now
-from ask_permissions._errors import ClaimLostError, preview
+from ask_permissions._errors import ClaimLostError, StoreError, StoreUnavailableError, preview
 from ask_permissions._names import require_tool_name
 from ask_permissions.typing import AskExplanation, Clock, ResolutionScope
 
@@ -24,6 +25,7 @@ from ._store import (
     ApprovalStore,
     Claim,
     Head,
+    QueueState,
     ResolutionObserver,
     check_session,
     store_or_memory,
@@ -34,6 +36,8 @@ from ._why import read_why
 __all__ = ["Action", "ApprovalQueue", "Callback"]
 
 Callback: TypeAlias = Callable[["Action"], object]
+
+_logger: Final = logging.getLogger("ask_permissions.queue")
 
 """A queue callback: called with one argument, the ``Action``; its return value is ignored."""
 
@@ -143,6 +147,7 @@ class ApprovalQueue:
     """
 
     __slots__ = (
+        "_approves_none",
         "_auto_approve",
         "_changed",
         "_clock",
@@ -190,6 +195,8 @@ class ApprovalQueue:
         # The session's lock, shared with every queue of this process on the same store and session.
         self._changed: Final = self._local.changed
         self._auto_approve: Final[Mapping[str, object]] = MappingProxyType(dict(auto_approve))
+        # No head can be eligible: the drain need not read the head at all.
+        self._approves_none: Final = not any(value is True for value in self._auto_approve.values())
         self.on_submit = on_submit
         self.on_approve = on_approve
         self.on_reject = on_reject
@@ -304,7 +311,9 @@ class ApprovalQueue:
         the head's ``on_submit`` runs in another process: then that process drains once it returns).
         If ``on_submit`` raises, the action stays pending, the exception propagates and this submit
         does not drain. ``why`` (an ``AskExplanation``: why the call waits) is kept, read-only, as the
-        action's ``why``.
+        action's ``why``. With a durable store the submit either queued the call and returns its id, or
+        queued nothing and raises ``StoreUnavailableError``: a store failure in the drain after the call
+        was queued is logged (logger ``ask_permissions.queue``), not raised, and the next drain covers it.
 
         Raises:
             TypeError: ``tool_name`` is not a string, ``auto_approvable`` not a bool, ``message`` not a
@@ -312,6 +321,7 @@ class ApprovalQueue:
             ValueError: ``tool_name`` is empty; ``why`` lacks ``layer`` or ``reason``, has a value of the
                 wrong type or an unknown key; or, with ``require_json``, ``args`` is not a JSON value or
                 ``tool_call_id`` not a string, an integer or None (the message names the call).
+            StoreUnavailableError: (durable stores) the store failed; nothing was queued.
         """
         name = require_tool_name(tool_name)
         if not isinstance(auto_approvable, bool):
@@ -366,7 +376,12 @@ class ApprovalQueue:
                         self._state.end_submit(action.id)
                     finally:
                         self._changed.notify_all()
-        self._drain()
+        try:
+            self._drain()
+        except StoreError as error:
+            # The call is queued: the submit returns its id. The head waits for the next drain (any
+            # submit or drain, in any process), as it would had this process stopped here.
+            _logger.warning("action %s is queued, but the drain after it failed: %s", action.id, error)
         return action.id
 
     # -- resolving -------------------------------------------------------------------------------------
@@ -395,6 +410,11 @@ class ApprovalQueue:
             TypeError: ``arguments`` is not a mapping (a JSON object), ``decided_by`` not a string.
             ClaimLostError: (durable stores) the callback outlived the store's lease and another process
                 took the action up meanwhile; this approval was not recorded.
+            ResolutionNotRecordedError: (durable stores) the callback ran, but the store could not record
+                the approval within the lease; the action stays applying, claimed by this process,
+                which goes on trying to record it.
+            StoreUnavailableError: (durable stores) the store failed before the action was claimed; nothing
+                was approved.
         """
         checked = _check_scope(scope)
         edited = _check_arguments(arguments)
@@ -483,67 +503,59 @@ class ApprovalQueue:
 
         Returns ``None`` for an unknown id (or one another process's ``forget_resolved`` dropped
         meanwhile). With a durable store a resolution in another process wakes it too (see the store).
+        While the store is unavailable (its server down, its file locked) the wait goes on, looking again
+        now and then, until the store answers or the timeout passes.
 
         Raises:
-            TimeoutError: ``timeout`` seconds passed with the action still pending (or applying).
+            TimeoutError: ``timeout`` seconds passed with the action still pending (or applying), or with
+                the store unavailable (then its ``StoreUnavailableError`` is the ``__cause__``).
         """
         _check_timeout(timeout)
         if not is_id(action_id):
             return None
         # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
         limit = None if timeout is None or timeout > threading.TIMEOUT_MAX else timeout
-        key, state, waiters = action_id, self._state, self._local.waiters
-        news: Action | None = None
+        key, waiters = action_id, self._local.waiters
+        look = _Look(self._state, key)
         with self._watching(), self._changed:
-            seen = state.get(key)
-            if seen is None or seen.status in RESOLVED:
-                news = self._local.noticed(seen)
-            else:
-                self._local.noticed(seen)
+            decided = look.decided()
+            news = self._local.noticed(look.seen)
+            if not decided:
                 waiters.enter(key)
                 try:
-
-                    def decided() -> bool:
-                        nonlocal seen
-                        seen = state.get(key)
-                        return seen is None or seen.status in RESOLVED
-
-                    if not self._changed.wait_for(decided, limit):
-                        now = state.get(key)
-                        status = "pending" if now is None else now.status
-                        raise TimeoutError(f"action {key} is still {status} after {timeout} s")
-                    news = self._local.noticed(seen)
+                    if not self._changed.wait_for(look.decided, limit):
+                        raise look.timed_out(timeout)
+                    news = self._local.noticed(look.seen)
                 finally:
                     waiters.leave(key)
         if news is not None:
             self._announce(news)
-        return seen
+        return look.seen
 
     async def wait_async(self, action_id: object, timeout: float | None = None) -> Action | None:
         """``wait`` for asyncio: never blocks the event loop; woken by a resolution on any thread.
 
-        Cancelling the awaiting task leaves the action as it is.
+        Cancelling the awaiting task leaves the action as it is. While the store is unavailable the wait
+        goes on, as ``wait``'s does.
 
         Raises:
-            TimeoutError: ``timeout`` seconds passed with the action still pending (or applying).
+            TimeoutError: as for ``wait``.
         """
         _check_timeout(timeout)
         if not is_id(action_id):
             return None
         key = action_id
         loop = asyncio.get_running_loop()
+        look = _Look(self._state, key)
         with self._watching():
             with self._changed:
-                action = self._state.get(key)
-                news = self._local.noticed(action)
-                if action is None or action.status in RESOLVED:
-                    waiter = None
-                else:
-                    waiter = self._local.waiters.add_async(key, loop)
+                decided = look.decided()
+                news = self._local.noticed(look.seen)
+                waiter = None if decided else self._local.waiters.add_async(key, loop)
             if waiter is None:
                 if news is not None:
                     self._announce(news)
-                return action
+                return look.seen
             try:
                 if timeout is None:
                     resolved = await waiter[1]
@@ -551,7 +563,10 @@ class ApprovalQueue:
                     try:
                         resolved = await asyncio.wait_for(waiter[1], timeout)
                     except TimeoutError:
-                        raise TimeoutError(f"action {key} is still pending after {timeout} s") from None
+                        with self._changed:
+                            look.decided()
+                        error = look.timed_out(timeout)
+                        raise error from error.__cause__
             finally:
                 with self._changed:
                     self._local.waiters.remove_async(key, waiter)
@@ -625,6 +640,9 @@ class ApprovalQueue:
         Also notes whether that head needs no drain at all (``_idle_head``), for ``_drain`` to use while
         it still holds the lock.
         """
+        if self._approves_none:
+            self._idle_head = True
+            return None
         head = self._state.head()
         self._idle_head = (
             head is None
@@ -696,6 +714,22 @@ class ApprovalQueue:
             self._announce(resolved, automatic)
         return resolved
 
+    def _resolve_at_once(self, action_id: int, resolution: Resolution) -> Action | None:
+        """Resolve an action no callback waits on, in one step of the store (no claim to hold)."""
+        resolved_at = self._now()
+        with self._changed:
+            try:
+                resolved = self._state.resolve(action_id, resolution, resolved_at)
+                waiters = [] if resolved is None else self._local.waiters.take_async(action_id)
+                news = resolved is not None and self._local.resolved_here(resolved)
+            finally:
+                self._changed.notify_all()
+        if resolved is not None:
+            wake(waiters, resolved)
+            if news:
+                self._announce(resolved, automatic=False)
+        return resolved
+
     def _announce(self, action: Action, automatic: bool | None = None) -> None:
         """Tell the session's observers in this process of a resolution (outside the lock, once)."""
         if automatic is None:  # resolved by another process: its decided_by says whether the drain did
@@ -710,6 +744,11 @@ class ApprovalQueue:
     def _resolve_all(self, action_ids: Iterable[int], resolution: Resolution) -> list[Action]:
         resolved: list[Action] = []
         for action_id in action_ids:
+            if (self.on_approve if resolution.approve else self.on_reject) is None:
+                done = self._resolve_at_once(action_id, resolution)
+                if done is not None:
+                    resolved.append(done)
+                continue
             with self._changed:
                 claim = self._state.claim(action_id, resolution)
                 if claim is None:
@@ -783,6 +822,41 @@ class ApprovalQueue:
                 callback = self.on_approve
             if claim is not None:  # None: another process resolved the head meanwhile
                 self._apply(claim, callback, automatic=True)
+
+
+@final
+class _Look:
+    """A waiter's look at its action: what it saw, or why the store could not say."""
+
+    __slots__ = ("_key", "_state", "seen", "unavailable")
+
+    def __init__(self, state: QueueState, key: int) -> None:
+        self._state: Final = state
+        self._key: Final = key
+        self.seen: Action | None = None
+        self.unavailable: StoreUnavailableError | None = None
+
+    def decided(self) -> bool:
+        """Look again (locked): whether the action is resolved, or unknown."""
+        try:
+            self.seen = self._state.get(self._key)
+        except StoreUnavailableError as error:  # the wait goes on: the store's watcher wakes it to look
+            self.unavailable = error
+            return False
+        self.unavailable = None
+        return self.seen is None or self.seen.status in RESOLVED
+
+    def timed_out(self, timeout: float | None) -> TimeoutError:
+        """The error for a wait that ran out (its cause is the store's error if the store was away)."""
+        if self.unavailable is not None:
+            error = TimeoutError(
+                f"action {self._key}: no decision seen after {timeout} s; the store is unavailable "
+                f"({self.unavailable})"
+            )
+            error.__cause__ = self.unavailable
+            return error
+        status = "pending" if self.seen is None else self.seen.status
+        return TimeoutError(f"action {self._key} is still {status} after {timeout} s")
 
 
 @final

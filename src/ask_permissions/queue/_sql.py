@@ -11,7 +11,9 @@ SQLite). A row is read strictly: anything this package would not have written ra
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
+import logging
 import math
 import re
 import threading
@@ -20,17 +22,34 @@ import uuid
 from abc import abstractmethod
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
-from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, final
+from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar, final
 
-from ask_permissions._errors import CorruptStoreError, InvalidSnapshotError, preview
+from ask_permissions._errors import (
+    CorruptStoreError,
+    InvalidSnapshotError,
+    ResolutionNotRecordedError,
+    StoreUnavailableError,
+    preview,
+)
 from ask_permissions.typing import AskExplanation, ResolutionScope
 
 from ._action import SCOPES, Action, Resolution, check_decided_by
+from ._action import resolved as resolved_action
 from ._args import MAX_JSON_DEPTH, NotJSONError, read_json
+from ._leases import RETRY_SECONDS, Leases, Recording, Renewals
 from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState, check_scopes, check_session
 from ._why import read_why, why_data
 
-__all__ = ["DEFAULT_LEASE", "SCHEMA_VERSION", "Execute", "SqlStore", "positive_seconds"]
+__all__ = [
+    "ACTION_COLUMNS",
+    "CLAIMABLE",
+    "DEFAULT_LEASE",
+    "READ_COLUMNS",
+    "SCHEMA_VERSION",
+    "Execute",
+    "SqlStore",
+    "positive_seconds",
+]
 
 SCHEMA_VERSION: Final = "2"
 """The schema this version writes; ``MIGRATIONS`` upgrades each older one in place."""
@@ -39,9 +58,11 @@ DEFAULT_LEASE: Final = timedelta(seconds=30)
 
 Execute: TypeAlias = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
 """Runs one statement with named parameters; returns the rows it produced (none for most writes)."""
+_T = TypeVar("_T")
+_logger: Final = logging.getLogger("ask_permissions.stores")
 
 _STATUSES: Final = ("pending", "applying", "approved", "rejected")
-_ACTION_COLUMNS: Final = (
+ACTION_COLUMNS: Final = (
     "session",
     "id",
     "tool_call_id",
@@ -69,7 +90,12 @@ _READ: Final = (
     "resolved_at"
 )
 _NOW_AT: Final = 17  # where the database's now follows a read's columns
+READ_COLUMNS: Final = _READ
 _PENDING_OR_LAPSED: Final = "(status = 'pending' OR (status = 'applying' AND lease_until < {now}))"
+CLAIMABLE: Final = (
+    f"(status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
+    " OR (status = 'applying' AND claim_token = :token))"
+)
 
 SCHEMA: Final = (
     "CREATE TABLE IF NOT EXISTS ask_permissions_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)",
@@ -132,15 +158,26 @@ _TEMPLATES: Final = {
     "counts": "SELECT (SELECT count(*) FROM ask_permissions_actions WHERE session = :session"
     f" AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}),"
     " (SELECT last_id FROM ask_permissions_sessions WHERE session = :session)",
+    # A claim matches its own token too, and a resolved row keeps the token of the claim that resolved it:
+    # a statement tried again after its connection broke finds what the first try did.
     "claim": "UPDATE ask_permissions_actions SET status = 'applying', claim_token = :token,"
     " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback,"
     " decided_by = :decided_by, edited_args = :edited_args"
-    f" WHERE session = :session AND id = :id AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
-    f" RETURNING {_READ}, {{now}}",
-    "finish": "UPDATE ask_permissions_actions SET status = :status, claim_token = NULL, lease_until = NULL,"
+    f" WHERE session = :session AND id = :id AND {CLAIMABLE} RETURNING {_READ}, {{now}}",
+    # The row was read whole when claimed: the finish returns only that it matched.
+    "finish": "UPDATE ask_permissions_actions SET status = :status, lease_until = NULL,"
     " resolved_at = :resolved_at"
     " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
-    f" RETURNING {_READ}, {{now}}{{notify}}",
+    " RETURNING id{notify}",
+    "finished": "SELECT id FROM ask_permissions_actions"
+    " WHERE session = :session AND id = :id AND status = :status AND claim_token = :token",
+    # Approve or reject in one statement, for a resolution with no callback to run in between.
+    "resolve": "UPDATE ask_permissions_actions SET status = :status, claim_token = :token,"
+    " lease_until = NULL, resolution_scope = :scope, feedback = :feedback, resolved_at = :resolved_at,"
+    " decided_by = :decided_by, edited_args = :edited_args"
+    f" WHERE session = :session AND id = :id AND {CLAIMABLE} RETURNING {_READ}, {{now}}{{notify}}",
+    "get_claimed": f"SELECT {_READ}, {{now}}, claim_token FROM ask_permissions_actions"
+    " WHERE session = :session AND id = :id",
     "release": "UPDATE ask_permissions_actions SET status = 'pending', claim_token = NULL,"
     " lease_until = NULL, resolution_scope = NULL, feedback = NULL, decided_by = NULL, edited_args = NULL"
     " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
@@ -148,10 +185,13 @@ _TEMPLATES: Final = {
     "end_submit": "UPDATE ask_permissions_actions SET submit_owner = NULL, submit_until = NULL"
     " WHERE session = :session AND id = :id AND submit_owner = :owner",
     "renew_claim": "UPDATE ask_permissions_actions SET lease_until = {now} + :lease"
-    " WHERE session = :session AND id = :id AND claim_token = :token AND status = 'applying'",
+    " WHERE session = :session AND id = :id AND claim_token = :token AND status = 'applying' RETURNING id",
     "renew_submit": "UPDATE ask_permissions_actions SET submit_until = {now} + :lease"
     " WHERE session = :session AND id = :id AND submit_owner = :owner",
-    "last_id": "SELECT last_id FROM ask_permissions_sessions WHERE session = :session",
+    # Locks the session's row (made if missing) for the rest of the transaction, and reads its last id as
+    # last committed: concurrent restores into one session, and submits, wait for each other here.
+    "lock_session": "INSERT INTO ask_permissions_sessions (session, last_id) VALUES (:session, 0)"
+    " ON CONFLICT (session) DO UPDATE SET last_id = ask_permissions_sessions.last_id RETURNING last_id",
     "has_actions": "SELECT 1 FROM ask_permissions_actions WHERE session = :session LIMIT 1",
     "set_last_id": "INSERT INTO ask_permissions_sessions (session, last_id) VALUES (:session, :last_id)"
     " ON CONFLICT (session) DO UPDATE SET last_id = :last_id",
@@ -403,9 +443,12 @@ def encode_action(action: Action) -> dict[str, Any]:
 class SqlStore(ApprovalStore):
     """A store in a database: what SQLite and PostgreSQL share (see ``SqliteStore``, ``PostgresStore``).
 
-    Claims carry a random token and a lease that a thread of the claiming store renews while its
-    callback runs; a claim whose lease ran out (its process died, or stopped) reads as pending again, and
-    the late process's finish, whose token no longer matches, changes nothing (``ClaimLostError``).
+    Claims carry a random token and a lease that a thread of the claiming store renews until the
+    resolution is recorded; a claim whose lease ran out (its process died, or stopped) reads as pending
+    again, and the late process's finish, whose token no longer matches, changes nothing
+    (``ClaimLostError``). A recording that fails is tried again within the lease; past it the claim is
+    kept and the recording deferred (``ResolutionNotRecordedError``). Every driver error is raised as
+    ``StoreUnavailableError`` (or ``CorruptStoreError``), its message kept.
     """
 
     durable: ClassVar[bool] = True
@@ -422,15 +465,21 @@ class SqlStore(ApprovalStore):
         self._lease: Final = lease.total_seconds()
         self._where: Final = where
         self._owner: Final = uuid.uuid4().hex  # tells this store's submissions from other processes'
+        self._marks: Final = itertools.count(1)  # with the owner, names each insert (see _SqlQueue.insert)
         self._statements: Final = {
             name: render(template, now=self._now_sql, notify=self._notify_sql, named=self._named)
             for name, template in _TEMPLATES.items()
         }
-        self._held: Final[dict[tuple[str, int], str]] = {}  # (session, id) -> claim token to renew
-        self._submits: Final[set[tuple[str, int]]] = set()  # on_submit running here: marks to renew
-        self._held_lock: Final = threading.Lock()
-        self._renewer: threading.Thread | None = None
+        self._leases: Final = Leases(
+            self._lease,
+            Renewals(self._renew_claim, self._renew_submit, self._record, self._changed_elsewhere),
+            where,
+        )
         self._closed = threading.Event()
+        # Set when an operation failed for the database, cleared when one succeeds: while set, the
+        # store's watcher wakes the waiters now and then, to look again.
+        self._troubled = False
+        self._attempt_seconds = 0.0  # how long one attempt at a statement may block (a store sets it)
 
     @property
     def lease(self) -> timedelta:
@@ -444,15 +493,30 @@ class SqlStore(ApprovalStore):
 
     @abstractmethod
     def _execute(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        """Run one statement on its own (autocommit); its rows."""
+        """Run one statement on its own (autocommit); its rows. The statement may be tried twice.
+
+        Raises:
+            StoreUnavailableError: the database failed (its message kept).
+        """
 
     @abstractmethod
-    def _transaction(self) -> contextlib.AbstractContextManager[Execute]:
-        """A write transaction: committed when the block ends, rolled back if it raises."""
+    def _run(self, work: Callable[[Execute], _T], *, retry: bool) -> _T:
+        """``work(execute)`` in a write transaction: committed when it returns, rolled back if it raises.
+
+        ``retry``: the work may run again on a new connection if the first one broke.
+
+        Raises:
+            StoreUnavailableError: the database failed (its message kept); nothing was committed, unless
+                the connection broke during the commit itself.
+        """
 
     @abstractmethod
     def _insert(self, session: str, row: dict[str, Any]) -> int:
-        """Insert a new pending action with the session's next id (atomically); that id."""
+        """Insert a new pending action with the session's next id (atomically); that id.
+
+        Raises:
+            StoreUnavailableError: nothing was inserted.
+        """
 
     @abstractmethod
     def _columns(self, execute: Execute) -> set[str]:
@@ -504,10 +568,10 @@ class SqlStore(ApprovalStore):
                 version,
             )
         columns = self._columns(execute)
-        if columns != set(_ACTION_COLUMNS):
+        if columns != set(ACTION_COLUMNS):
             raise corrupt(
                 f"{self._where}: ask_permissions_actions",
-                "the columns ask_permissions writes (" + ", ".join(_ACTION_COLUMNS) + ")",
+                "the columns ask_permissions writes (" + ", ".join(ACTION_COLUMNS) + ")",
                 sorted(columns),
             )
         for statement in INDEXES:
@@ -523,18 +587,25 @@ class SqlStore(ApprovalStore):
         if len(rows) == 1:  # the usual grant: one statement is its own transaction
             self._execute(self._statement("grant"), rows[0])
             return
-        with self._transaction() as execute:
+
+        def work(execute: Execute) -> None:
             for row in rows:
                 execute(self._statement("grant"), row)
+
+        self._run(work, retry=True)
 
     def revoke(self, session: str, name: str) -> None:
         self._execute(self._statement("revoke"), {"session": session, "name": text_column(name)})
 
     def replace_grants(self, session: str, names: Iterable[str]) -> None:
-        with self._transaction() as execute:
+        rows = [{"session": session, "name": text_column(name)} for name in set(names)]
+
+        def work(execute: Execute) -> None:
             execute(self._statement("revoke_all"), {"session": session})
-            for name in set(names):
-                execute(self._statement("grant"), {"session": session, "name": text_column(name)})
+            for row in rows:
+                execute(self._statement("grant"), row)
+
+        self._run(work, retry=True)
 
     def is_granted(self, session: str, name: str) -> bool:
         params = {"session": session, "name": text_column(name)}
@@ -612,44 +683,97 @@ class SqlStore(ApprovalStore):
 
     def close(self) -> None:
         self._closed.set()
-        renewer = self._renewer
-        if renewer is not None and renewer is not threading.current_thread():
-            renewer.join(5)
+        self._leases.close()
 
-    # -- claims and their leases -------------------------------------------------------------------------
+    # -- claims, their leases and their recording ------------------------------------------------------
 
-    def _hold(self, session: str, action_id: int, token: str | None, *, submit: bool = False) -> None:
-        """Renew this claim (or on_submit mark) until ``_unhold``: a thread does it every lease/3."""
-        with self._held_lock:
-            if submit:
-                self._submits.add((session, action_id))
-            elif token is not None:
-                self._held[session, action_id] = token
-            if self._renewer is None and not self._closed.is_set():
-                self._renewer = threading.Thread(
-                    target=self._renew, name=f"ask_permissions lease renewer {self._where}", daemon=True
+    def _unavailable(self, error: BaseException) -> StoreUnavailableError:
+        """The package's error for a database's failure: its message kept, on one line."""
+        self._troubled = True
+        message = " ".join(str(error).split()) or type(error).__name__
+        return StoreUnavailableError(f"{self._where}: {message}", store=self._where)
+
+    def _claim(self, session: str, params: dict[str, Any]) -> Action | None:
+        """Run the ``claim`` statement: the applying action, or None if it is not pending.
+
+        A row that does not read is left as it was (the transaction rolls back): ``CorruptStoreError``.
+        """
+
+        def work(execute: Execute) -> Action | None:
+            rows = execute(self._statement("claim"), params)
+            return decode_action(rows[0], session, self._where) if rows else None
+
+        return self._run(work, retry=True)
+
+    def _resolve(self, session: str, params: dict[str, Any]) -> Action | None:
+        """Run the ``resolve`` statement: the resolved action, or None if it was not pending.
+
+        A row that does not read is left as it was (the transaction rolls back): ``CorruptStoreError``.
+        """
+
+        def work(execute: Execute) -> Action | None:
+            rows = execute(self._statement("resolve"), params)
+            return decode_action(rows[0], session, self._where) if rows else None
+
+        return self._run(work, retry=True)
+
+    def _record(self, recording: Recording) -> bool:
+        """Record a resolution once: whether it is recorded (False: the claim was lost)."""
+        params = recording._asdict() | {"id": recording.action_id, "now": self._now()}
+        if self._execute(self._statement("finish"), params):
+            return True
+        # Not applying under this token: lost, unless a try whose reply was lost recorded it.
+        return bool(self._execute(self._statement("finished"), params))
+
+    def _record_within_lease(self, recording: Recording) -> bool:
+        """Record a resolution, trying again while the claim's lease lasts; False if the claim was lost.
+
+        Raises:
+            ResolutionNotRecordedError: the lease would end before another try; the claim is kept, and
+                the recording deferred to the renewer.
+        """
+        pause = RETRY_SECONDS
+        while True:
+            try:
+                recorded = self._record(recording)
+            except StoreUnavailableError as error:
+                what = "approval" if recording.status == "approved" else "rejection"
+                ends = self._leases.ends(recording.session, recording.action_id)
+                left = ends - time.monotonic() - self._attempt_seconds
+                if left <= 0:
+                    self._leases.defer(recording)
+                    raise ResolutionNotRecordedError(
+                        f"{self._where}: action {recording.action_id}: its callback ran, but the {what} "
+                        f"could not be recorded within the lease ({error}); the action stays applying, "
+                        "claimed by this process, which keeps trying to record it",
+                        store=self._where,
+                        action_id=recording.action_id,
+                        status=recording.status,
+                    ) from error
+                _logger.warning(
+                    "%s: action %s: the %s could not be recorded (%s); trying again",
+                    self._where,
+                    recording.action_id,
+                    what,
+                    error,
                 )
-                self._renewer.start()
+                time.sleep(min(pause, left))
+                pause = min(pause * 2, 1.0)
+                continue
+            self._leases.drop(recording.session, recording.action_id)
+            return recorded
 
-    def _unhold(self, session: str, action_id: int, *, submit: bool = False) -> None:
-        with self._held_lock:
-            if submit:
-                self._submits.discard((session, action_id))
-            else:
-                self._held.pop((session, action_id), None)
+    def _renew_claim(self, session: str, action_id: int, token: str) -> bool:
+        params = {"session": session, "id": action_id, "token": token, "lease": self._lease}
+        return bool(self._execute(self._statement("renew_claim"), params | {"now": self._now()}))
 
-    def _renew(self) -> None:
-        while not self._closed.wait(self._lease / 3):
-            with self._held_lock:
-                claims = list(self._held.items())
-                submits = list(self._submits)
-            with contextlib.suppress(Exception):  # the database went away: the next round tries again
-                for (session, action_id), token in claims:
-                    params = {"session": session, "id": action_id, "token": token, "lease": self._lease}
-                    self._execute(self._statement("renew_claim"), params | {"now": self._now()})
-                for session, action_id in submits:
-                    params = {"session": session, "id": action_id, "owner": self._owner, "lease": self._lease}
-                    self._execute(self._statement("renew_submit"), params | {"now": self._now()})
+    def _renew_submit(self, session: str, action_id: int, mark: str) -> None:
+        params = {"session": session, "id": action_id, "owner": mark, "lease": self._lease}
+        self._execute(self._statement("renew_submit"), params | {"now": self._now()})
+
+    def _mine(self, owner: object) -> bool:
+        """Whether an ``on_submit`` mark is this store's."""
+        return isinstance(owner, str) and (owner == self._owner or owner.startswith(self._owner + ":"))
 
     def _changed_elsewhere(self, session: str | None) -> None:
         """Tell this process's waiters of ``session`` (None: every session) to look again."""
@@ -676,12 +800,13 @@ def positive_seconds(value: object, option: str) -> float:
 class _SqlQueue(QueueState):
     """One session's queue in a database."""
 
-    __slots__ = ("_elsewhere", "_session", "_store")
+    __slots__ = ("_elsewhere", "_marks", "_session", "_store")
 
     def __init__(self, store: SqlStore, session: str) -> None:
         self._store: Final = store
         self._session: Final = session
         self._elsewhere: int | None = None  # the head just read, if another process runs its on_submit
+        self._marks: Final[dict[int, str]] = {}  # the on_submit marks of this process's submits, by id
 
     def _params(self, **more: Any) -> dict[str, Any]:
         return {"session": self._session, "now": self._store._now(), **more}
@@ -692,17 +817,33 @@ class _SqlQueue(QueueState):
     def insert(self, build: Callable[[int], Action], *, submitting: bool) -> Action:
         store = self._store
         row = encode_action(build(0))
-        row["submit_owner"] = store._owner if submitting else None
+        # A mark no other insert has: it tells this process's submissions from others' (submit_until says
+        # whether its on_submit runs), and finds the row if the connection broke before the reply came.
+        mark = f"{store._owner}:{next(store._marks)}"
+        row["submit_owner"] = mark
+        row["submitting"] = submitting
         row["submit_until"] = store._now() + store._lease if submitting else None
         action_id = store._insert(self._session, row)
         if submitting:
-            store._hold(self._session, action_id, None, submit=True)
+            self._marks[action_id] = mark
+            store._leases.hold_submit(self._session, action_id, mark)
         return build(action_id)
 
     def end_submit(self, action_id: int) -> None:
         store = self._store
-        store._unhold(self._session, action_id, submit=True)
-        store._execute(store._statement("end_submit"), self._params(id=action_id, owner=store._owner))
+        store._leases.drop_submit(self._session, action_id)
+        mark = self._marks.pop(action_id, None)
+        if mark is None:
+            return
+        try:
+            store._execute(store._statement("end_submit"), self._params(id=action_id, owner=mark))
+        except StoreUnavailableError as error:  # the action is queued all the same: its mark lapses
+            _logger.warning(
+                "%s: action %s: its on_submit mark lapses after the lease (%s)",
+                store._where,
+                action_id,
+                error,
+            )
 
     def get(self, action_id: int) -> Action | None:
         if not 0 < action_id < 2**63:
@@ -735,7 +876,7 @@ class _SqlQueue(QueueState):
             return None
         head = decode_head(rows[0], self._session, store._where)
         owner, until, now = rows[0][3:6]
-        if owner is not None and owner != store._owner and isinstance(until, int | float) and until >= now:
+        if owner is not None and not store._mine(owner) and isinstance(until, int | float) and until >= now:
             self._elsewhere = head.id
         return head
 
@@ -761,42 +902,77 @@ class _SqlQueue(QueueState):
             decided_by=text_column(resolution.decided_by),
             edited_args=None if resolution.edited_args is None else _json_text(resolution.edited_args),
         )
-        with store._transaction() as execute:
-            rows = execute(store._statement("claim"), params)
-            if rows:
-                applying = decode_action(rows[0], self._session, store._where)  # corrupt: rolled back
-        if not rows:
+        issued = time.monotonic()  # the lease, as this process counts it, runs from before the claim
+        applying = store._claim(self._session, params)
+        if applying is None:
             self.get(action_id)  # not pending: resolved or unknown, unless its row is corrupt (raises)
             return None
-        store._hold(self._session, action_id, token)
+        store._leases.hold(self._session, action_id, token, issued)
         return Claim(applying, approve, token)
 
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
         store = self._store
-        store._unhold(self._session, claim.action.id)
-        params = self._params(
-            id=claim.action.id,
-            token=claim.token,
-            status="approved" if claim.approve else "rejected",
-            resolved_at=resolved_at.timestamp(),
+        recording = Recording(
+            self._session,
+            claim.action.id,
+            claim.token or "",
+            "approved" if claim.approve else "rejected",
+            resolved_at.timestamp(),
         )
         # One statement: the row was read whole when claimed, and the resolution is a fact by now.
-        rows = store._execute(store._statement("finish"), params)
+        if not store._record_within_lease(recording):
+            return None
+        # The recorded time is read back as the seconds the database holds: the same value a read gives.
+        return resolved_action(
+            claim.action, claim.approve, datetime.fromtimestamp(recording.resolved_at, UTC)
+        )
+
+    def resolve(self, action_id: int, resolution: Resolution, resolved_at: datetime) -> Action | None:
+        store = self._store
+        if not 0 < action_id < 2**63:
+            return None
+        token = uuid.uuid4().hex
+        approve = resolution.approve
+        params = self._params(
+            id=action_id,
+            token=token,
+            status="approved" if approve else "rejected",
+            scope=resolution.scope if approve else None,
+            feedback=None if approve else text_column(resolution.feedback),
+            resolved_at=resolved_at.timestamp(),
+            decided_by=text_column(resolution.decided_by),
+            edited_args=None
+            if resolution.edited_args is None or not approve
+            else _json_text(resolution.edited_args),
+        )
+        resolved = store._resolve(self._session, params)
+        if resolved is not None:
+            return resolved
+        # Not pending: resolved or unknown (its row raises if corrupt), or resolved by this very call on
+        # a connection that broke before the reply came (then the row bears its token).
+        rows = store._execute(store._statement("get_claimed"), self._params(id=action_id))
         if not rows:
             return None
-        return decode_action(rows[0], self._session, store._where)
+        action = decode_action(rows[0], self._session, store._where)
+        return action if rows[0][-1] == token and action.status in ("approved", "rejected") else None
 
     def release(self, claim: Claim) -> None:
         store = self._store
-        store._unhold(self._session, claim.action.id)
-        store._execute(store._statement("release"), self._params(id=claim.action.id, token=claim.token))
+        store._leases.drop(self._session, claim.action.id)
+        try:
+            store._execute(store._statement("release"), self._params(id=claim.action.id, token=claim.token))
+        except StoreUnavailableError as error:  # the callback's exception matters more: the claim lapses
+            _logger.warning(
+                "%s: action %s: pending again after the lease (%s)", store._where, claim.action.id, error
+            )
 
     def restore(self, next_id: int, actions: list[Action]) -> int | None:
         store = self._store
         rows = [encode_action(action) for action in actions]
-        with store._transaction() as execute:
-            found = execute(store._statement("last_id"), self._params())
-            last_id = int(found[0][0]) if found else 0
+
+        def work(execute: Execute) -> int | None:
+            [(found,)] = execute(store._statement("lock_session"), self._params())
+            last_id = int(found)
             if last_id or execute(store._statement("has_actions"), self._params()):
                 return last_id
             last = max([next_id, *(action.id for action in actions)])
@@ -804,7 +980,10 @@ class _SqlQueue(QueueState):
             for row in rows:
                 execute(store._statement("restore"), self._params(**row))
             store._notify(execute, self._session)
-        return None
+            return None
+
+        # Not tried again on a new connection: had the commit gone through, the session would be in use.
+        return store._run(work, retry=False)
 
     def forget_resolved(self, cutoff: datetime | None, keep: Collection[int]) -> int:
         store = self._store

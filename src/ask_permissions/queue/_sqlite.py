@@ -6,15 +6,26 @@ import contextlib
 import os
 import sqlite3
 import threading
+import time
+import urllib.parse
 import zlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import timedelta
-from typing import Any, ClassVar, Final, final
+from typing import Any, ClassVar, Final, TypeVar, final
 
-from ask_permissions._errors import preview
+from ask_permissions._errors import CorruptStoreError, StoreError, preview
 
+from ._file_events import FileEvents
 from ._snapshot import MAX_ID
-from ._sql import DEFAULT_LEASE, Execute, SqlStore, positive_seconds
+from ._sql import (
+    ACTION_COLUMNS,
+    DEFAULT_LEASE,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Execute,
+    SqlStore,
+    positive_seconds,
+)
 
 try:
     import fcntl
@@ -25,8 +36,16 @@ __all__ = ["POLL_INTERVAL", "SqliteStore"]
 
 POLL_INTERVAL: Final = 0.05
 """Seconds between two looks at the database while a ``wait`` of this process waits (SQLite tells no
-other process of a change, so waiting across processes polls ``PRAGMA data_version``: cheap, and only
-while someone waits)."""
+other process of a change: on Linux inotify says when the file is written, and this look is the fallback;
+elsewhere it is how a wait notices, polling ``PRAGMA data_version``: cheap, and only while someone waits)."""
+_DEFAULT_TIMEOUT: Final = 5.0
+_LOOK_AGAIN: Final = (0.002, 0.01, 0.03)  # seconds after a write that changed nothing yet
+_T = TypeVar("_T")
+_LEASE_CLOCK: Final = "SELECT value FROM ask_permissions_meta WHERE name = 'lease_clock'"
+_SET_LEASE_CLOCK: Final = (
+    "INSERT INTO ask_permissions_meta (name, value) VALUES ('lease_clock', :clock)"
+    " ON CONFLICT (name) DO UPDATE SET value = excluded.value"
+)
 
 # A submit is one statement: it takes the write lock as it starts (so it waits on busy, and no other
 # writer comes between its read of the last id and its insert), and the trigger keeps the last id.
@@ -51,21 +70,29 @@ class SqliteStore(SqlStore):
 
     Every process of this machine that opens the same file shares its sessions: ids stay sequential, one
     process at a time drains a session (an operating-system lock on the file ``<path>-drain``, released
-    when its process dies), and a claim whose process died is pending again after ``lease``. A ``wait``
-    in one process notices a decision made in another by polling every ``poll_interval`` seconds (the
-    one place this package polls). The database is in WAL mode; the tables are created if missing.
+    when its process dies), and a claim whose process died is pending again after ``lease``, counted on
+    the machine's monotonic clock (on Linux; elsewhere its wall clock), so a step of the wall clock
+    changes no lease. A ``wait`` in one process notices a decision made in another at once on Linux
+    (inotify tells when the file is written) and otherwise by looking every ``poll_interval`` seconds.
+    The database is in WAL mode; the tables are created if missing.
 
     Thread-safe: one connection, guarded by a lock; writes are short ``BEGIN IMMEDIATE`` transactions.
 
     Args:
-        path: the database file (created if missing).
+        path: the database file (created if missing, unless ``read_only``).
         lease: how long a claim outlives its process (renewed every third of it while alive).
-        poll_interval: seconds between two looks for changes made by other processes, while waiting.
-        timeout: seconds a write waits for another process's transaction before it fails.
+        poll_interval: seconds between two looks for changes made by other processes, while waiting
+            (on Linux a write is noticed at once; this look is the fallback).
+        timeout: seconds a statement waits for another process's transaction before it fails: below
+            the lease (default: a quarter of it, at most 5 s), so a resolution is tried again within it.
+        read_only: open the file for reading only (``list``, ``show``, ``watch``): nothing is created,
+            and every write raises ``StoreUnavailableError``. On a read-only file system the file is
+            read as it is.
 
     Raises:
-        CorruptStoreError: the file holds tables of another schema (version) under this package's names.
-        sqlite3.Error: the file cannot be opened as a database.
+        CorruptStoreError: the file is not a database, or holds tables of another schema (version) under
+            this package's names.
+        StoreUnavailableError: the file cannot be opened (or, read-only, holds no tables of this package).
     """
 
     _named: ClassVar[bool] = True
@@ -77,7 +104,8 @@ class SqliteStore(SqlStore):
         *,
         lease: timedelta = DEFAULT_LEASE,
         poll_interval: float = POLL_INTERVAL,
-        timeout: float = 30.0,
+        timeout: float | None = None,
+        read_only: bool = False,
     ) -> None:
         name = os.fspath(path)
         if not name or name == ":memory:" or name.startswith("file:"):
@@ -89,15 +117,31 @@ class SqliteStore(SqlStore):
             raise RuntimeError(
                 f"SqliteStore needs SQLite 3.35 or later; this Python has {sqlite3.sqlite_version}"
             )
-        self._path: Final = name
+        if not isinstance(read_only, bool):
+            raise TypeError(f"read_only: expected True or False; got {preview(read_only)}")
+        if timeout is None:
+            timeout = min(_DEFAULT_TIMEOUT, self._lease / 4)
         self._timeout: Final = positive_seconds(timeout, "timeout")
+        if self._timeout >= self._lease:
+            raise ValueError(
+                f"timeout: expected fewer seconds than the lease ({self._lease:g} s), so that a resolution "
+                f"can be tried again within it; got {preview(timeout)}"
+            )
+        self._attempt_seconds = self._timeout
         self._poll_interval: Final = positive_seconds(poll_interval, "poll_interval")
+        self._path: Final = name
+        self._read_only: Final = read_only
+        self._clock_name, self._clock = _lease_clock()
         self._lock: Final = threading.Lock()
-        self._connection: Final = self._connect()
         try:
-            with self._transaction() as execute:
-                self._check_schema(execute)
-                execute(_LAST_ID_TRIGGER, {})
+            self._connection: Final = self._connect()
+        except sqlite3.Error as error:
+            raise self._failure(error) from error
+        try:
+            if read_only:
+                self._check_schema_to_read()
+            else:
+                self._run(self._prepare, retry=False)
         except BaseException:
             self._connection.close()
             raise
@@ -110,7 +154,14 @@ class SqliteStore(SqlStore):
         """The database file."""
         return self._path
 
+    @property
+    def read_only(self) -> bool:
+        """Whether the store was opened for reading only."""
+        return self._read_only
+
     def _connect(self) -> sqlite3.Connection:
+        if self._read_only:
+            return self._connect_to_read()
         connection = sqlite3.connect(
             self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
         )
@@ -124,22 +175,102 @@ class SqliteStore(SqlStore):
             raise
         return connection
 
-    def _execute(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
-        with self._lock:
-            return self._connection.execute(sql, params).fetchall()
-
-    @contextlib.contextmanager
-    def _transaction(self) -> Iterator[Execute]:
-        with self._lock:
-            connection = self._connection
-            connection.execute("BEGIN IMMEDIATE")
-            try:
-                yield lambda sql, params: connection.execute(sql, params).fetchall()
-                connection.execute("COMMIT")
-            except BaseException:
-                if connection.in_transaction:
-                    connection.execute("ROLLBACK")
+    def _connect_to_read(self) -> sqlite3.Connection:
+        """A read-only connection. On a read-only file system, where SQLite cannot make the WAL's index
+        file beside the database, the file is read as it is (``immutable``): nothing can change it there."""
+        uri = "file:" + urllib.parse.quote(os.path.abspath(self._path)) + "?mode=ro"
+        options: dict[str, Any] = {
+            "timeout": self._timeout,
+            "isolation_level": None,
+            "check_same_thread": False,
+        }
+        connection: sqlite3.Connection = sqlite3.connect(uri, uri=True, **options)
+        try:
+            connection.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+        except sqlite3.OperationalError:
+            connection.close()
+            if not os.statvfs(os.path.dirname(os.path.abspath(self._path))).f_flag & os.ST_RDONLY:
                 raise
+            connection = sqlite3.connect(uri + "&immutable=1", uri=True, **options)
+        return connection
+
+    def _prepare(self, execute: Execute) -> None:
+        """Create or check the tables, and lapse the claims of another boot (their processes are gone)."""
+        self._check_schema(execute)
+        execute(_LAST_ID_TRIGGER, {})
+        found = execute(_LEASE_CLOCK, {})
+        if not found or found[0][0] != self._clock_name:
+            # Leases written by another clock (an older version's wall clock, or a monotonic clock of an
+            # earlier boot) mean nothing to this one: those processes are gone, so their claims lapse.
+            execute("UPDATE ask_permissions_actions SET lease_until = 0 WHERE status = 'applying'", {})
+            execute(
+                "UPDATE ask_permissions_actions SET submit_until = NULL WHERE submit_until IS NOT NULL", {}
+            )
+            execute(_SET_LEASE_CLOCK, {"clock": self._clock_name})
+
+    def _check_schema_to_read(self) -> None:
+        """A read-only store checks what it can and creates nothing."""
+        try:
+            with self._lock:
+                found = self._connection.execute(
+                    "SELECT value FROM ask_permissions_meta WHERE name = 'schema_version'"
+                ).fetchall()
+                columns = {
+                    row[1] for row in self._connection.execute("PRAGMA table_info(ask_permissions_actions)")
+                }
+        except sqlite3.Error as error:
+            raise self._failure(error) from error
+        if found and found[0][0] in MIGRATIONS:
+            raise CorruptStoreError(
+                f"{self._where}: the tables are of schema {found[0][0]}, and this user can only read them; "
+                f"open the store once with write access to upgrade it in place to schema {SCHEMA_VERSION}",
+                path=self._where,
+                value=found[0][0],
+            )
+        if (found and found[0][0] != SCHEMA_VERSION) or columns != set(ACTION_COLUMNS):
+            # The read-write check names what differs; a reader only refuses.
+            raise CorruptStoreError(
+                f"{self._where}: expected the tables of schema {SCHEMA_VERSION} of ask_permissions",
+                path=self._where,
+                value=found[0][0] if found else None,
+            )
+
+    def _now(self) -> float:
+        return self._clock()
+
+    def _failure(self, error: sqlite3.Error) -> StoreError:
+        """The package's error for an SQLite error, its message kept."""
+        if getattr(error, "sqlite_errorname", "").startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
+            return CorruptStoreError(f"{self._where}: {error}", path=self._where)
+        return self._unavailable(error)
+
+    def _execute(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
+        try:
+            with self._lock:
+                rows = self._connection.execute(sql, params).fetchall()
+        except sqlite3.Error as error:
+            raise self._failure(error) from error
+        self._troubled = False
+        return rows
+
+    def _run(self, work: Callable[[Execute], _T], *, retry: bool) -> _T:
+        # One connection to a local file: a failed statement or commit is rolled back, so nothing to retry.
+        try:
+            with self._lock:
+                connection = self._connection
+                connection.execute("BEGIN IMMEDIATE")
+                try:
+                    result = work(lambda sql, params: connection.execute(sql, params).fetchall())
+                    connection.execute("COMMIT")
+                except BaseException:
+                    if connection.in_transaction:
+                        with contextlib.suppress(sqlite3.Error):
+                            connection.execute("ROLLBACK")
+                    raise
+        except sqlite3.Error as error:
+            raise self._failure(error) from error
+        self._troubled = False
+        return result
 
     def _insert(self, session: str, row: dict[str, Any]) -> int:
         rows = self._execute(_INSERT, row | {"session": session})
@@ -151,8 +282,13 @@ class SqliteStore(SqlStore):
         return {row[1] for row in execute("PRAGMA table_info(ask_permissions_actions)", {})}
 
     def _delete(self, sql: str, params: dict[str, Any]) -> int:
-        with self._lock:
-            return self._connection.execute(sql, params).rowcount
+        try:
+            with self._lock:
+                count = self._connection.execute(sql, params).rowcount
+        except sqlite3.Error as error:
+            raise self._failure(error) from error
+        self._troubled = False
+        return count
 
     def _drain_lock(self, session: str) -> contextlib.AbstractContextManager[None]:
         return _file_lock(self._path + "-drain", session)
@@ -174,28 +310,42 @@ class SqliteStore(SqlStore):
             self._watchers -= 1
 
     def _poll(self) -> None:
-        """While someone waits, look at ``data_version`` every interval; a change wakes every waiter.
+        """While someone waits, look at ``data_version`` when the file is written and every interval; a
+        change wakes every waiter.
 
         Any commit made after a waiter looked at its action changes the version from every value read
-        before that commit, so no decision is missed whenever the baseline was read.
+        before that commit, so no decision is missed whenever the baseline was read. A write is seen as
+        it starts, a little before its commit shows: so a write that changed nothing yet is looked at
+        again a few times, soon after.
         """
-        connection = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
+        base = os.path.basename(self._path)
+        events = FileEvents(os.path.dirname(os.path.abspath(self._path)), (base, base + "-wal"))
         try:
-            last = None
+            connection = self._connect()
+        except sqlite3.Error:
+            connection = None
+        try:
+            last: int | None = None
+            again: list[float] = []
             while not self._closed.is_set():
                 with self._watch:
                     self._watch.wait_for(lambda: self._watchers > 0 or self._closed.is_set())
                 try:
+                    if connection is None:
+                        connection = self._connect()
                     version = connection.execute("PRAGMA data_version").fetchone()[0]
                 except sqlite3.Error:
                     version = None  # look again next time; wake the waiters meanwhile
-                if version is None or version != last:
+                if version is None or version != last or self._troubled:
                     self._changed_elsewhere(None)
+                    again = []
                 last = version
-                with self._watch:
-                    self._watch.wait_for(self._closed.is_set, self._poll_interval)
+                if events.wait(again.pop(0) if again else self._poll_interval):
+                    again = list(_LOOK_AGAIN)
         finally:
-            connection.close()
+            events.close()
+            if connection is not None:
+                connection.close()
 
     def close(self) -> None:
         """Stop the watcher and the lease renewer, and close the connection."""
@@ -208,6 +358,19 @@ class SqliteStore(SqlStore):
         super().close()
         with self._lock:
             self._connection.close()
+
+
+def _lease_clock() -> tuple[str, Callable[[], float]]:
+    """The clock leases run on, and its name: the monotonic clock of this boot where one is shared by
+    every process of the machine (Linux), else the wall clock."""
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as boot:
+            boot_id = boot.read().strip()
+    except OSError:
+        return "wall", time.time
+    if not boot_id:
+        return "wall", time.time
+    return f"monotonic {boot_id}", time.monotonic
 
 
 # -- drain locks: one process at a time per session, released by the operating system when it dies ----

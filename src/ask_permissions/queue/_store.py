@@ -10,7 +10,7 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, TypeAlias, final
 
-from ask_permissions._errors import preview
+from ask_permissions._errors import StoreUnavailableError, preview
 from ask_permissions.typing import ResolutionScope
 
 from ._action import RESOLVED, SCOPES, Action, Resolution, applying, released, resolved
@@ -158,11 +158,13 @@ class LocalSession:
         with self.changed:
             try:
                 for action_id in self.waiters.async_ids:
-                    action = self.state.get(action_id)
+                    try:
+                        action = self.state.get(action_id)
+                    except StoreUnavailableError:  # the store's watcher wakes them again to look
+                        continue
                     if action is None or action.status in RESOLVED:
-                        woken = self.waiters.take_async(action_id)
-                        if action is not None:
-                            wake(woken, action)
+                        # None: another process forgot it; the wait returns None, as for an unknown id.
+                        wake(self.waiters.take_async(action_id), action)
             finally:
                 self.changed.notify_all()
 
@@ -195,7 +197,10 @@ class _Announced:
 class QueueState(ABC):
     """One session's queue as a store keeps it.
 
-    A queue calls every method with its ``LocalSession``'s lock held; none calls back into a queue.
+    A queue calls every method with its ``LocalSession``'s lock held; none calls back into a queue. A
+    durable store's methods raise only the package's ``StoreError``s: ``StoreUnavailableError`` having
+    changed nothing, except ``finish``, which raises ``ResolutionNotRecordedError`` when the recording of
+    a resolution whose callback ran is deferred (the claim kept).
     """
 
     __slots__ = ()
@@ -249,6 +254,12 @@ class QueueState(ABC):
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
         """Record the claimed action approved or rejected at ``resolved_at``; None if the claim was lost
         meanwhile."""
+
+    def resolve(self, action_id: int, resolution: Resolution, resolved_at: datetime) -> Action | None:
+        """Approve or reject a pending action at once, as ``resolution`` says, no callback running in
+        between; None if it is not pending. A database does it in one statement."""
+        claim = self.claim(action_id, resolution)
+        return None if claim is None else self.finish(claim, resolved_at)
 
     @abstractmethod
     def release(self, claim: Claim) -> None:

@@ -13,7 +13,7 @@ if TYPE_CHECKING:
 
 __all__ = ["AsyncWaiter", "Waiters", "wake"]
 
-AsyncWaiter: TypeAlias = "tuple[asyncio.AbstractEventLoop, asyncio.Future[Action]]"
+AsyncWaiter: TypeAlias = "tuple[asyncio.AbstractEventLoop, asyncio.Future[Action | None]]"
 
 
 @final
@@ -74,13 +74,13 @@ class Waiters:
         return list(self._async)
 
 
-def wake(waiters: Iterable[AsyncWaiter], action: Action) -> None:
+def wake(waiters: Iterable[AsyncWaiter], action: Action | None) -> None:
     """Complete async waiters from any thread; a closed loop has no one left to wake."""
     for loop, future in waiters:
         with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(_complete, future, action)
 
 
-def _complete(future: asyncio.Future[Action], action: Action) -> None:
+def _complete(future: asyncio.Future[Action | None], action: Action | None) -> None:
     if not future.done():
         future.set_result(action)

@@ -1,0 +1,486 @@
+"""The durable stores under faults: each test asserts nothing lost, nothing resolved twice, each callback
+once, and only the package's documented errors.
+
+Real processes (``tests.store_workers``), a real PostgreSQL server of this module's own (stopped with
+``pg_ctl stop -m immediate`` and started again), a real full disk (a small tmpfs, mounted by root) and real
+locks held by another connection. A clock step cannot be made on a shared machine: a worker's wall clock
+is stepped in its own process instead (see ``tests.store_workers``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import logging
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import tempfile
+import threading
+from collections import Counter
+from collections.abc import Callable, Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from ask_permissions import (
+    ApprovalQueue,
+    ApprovalStore,
+    ResolutionNotRecordedError,
+    StoreUnavailableError,
+    open_store,
+)
+
+from .conftest import REQUIRE_POSTGRES
+from .postgres_server import PostgresServer, PostgresUnavailable, running_postgres
+from .store_workers import CLOCK_STEP
+from .stores import fresh_session
+from .test_stores import SETTLE, Worker, raw, until
+from .threads import join, start
+
+LEASE = timedelta(seconds=1.5)
+CLAIMER_LEASE = timedelta(seconds=0.6)  # short: the test outlives it twice
+CLOCK_STEPS = [3600.0, -3600.0]
+
+
+@pytest.fixture(scope="module")
+def faulty_postgres() -> Iterator[PostgresServer]:
+    """A PostgreSQL server of this module's own, to stop and start; a commit it acknowledged survives."""
+    try:
+        with running_postgres(crash_safe=True) as server:
+            yield server
+    except PostgresUnavailable as error:
+        if os.environ.get(REQUIRE_POSTGRES):
+            pytest.fail(f"{REQUIRE_POSTGRES} is set: {error}")
+        pytest.skip(str(error))
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def fault_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A store to break: a fresh SQLite file, or this module's PostgreSQL server."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'faults.db'}"
+    server: PostgresServer = request.getfixturevalue("faulty_postgres")
+    return server.url
+
+
+class Logged(logging.Handler):
+    """Sets an event when the stores log a message holding ``text``."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(logging.WARNING)
+        self.text = text
+        self.seen = threading.Event()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.text in record.getMessage():
+            self.seen.set()
+
+
+@contextlib.contextmanager
+def logged(text: str) -> Iterator[threading.Event]:
+    """An event set once the stores log a warning holding ``text``."""
+    handler = Logged(text)
+    logger = logging.getLogger("ask_permissions.stores")
+    logger.addHandler(handler)
+    try:
+        yield handler.seen
+    finally:
+        logger.removeHandler(handler)
+
+
+class Lock:
+    """Another connection holding what a recording needs: SQLite's write lock, or a PostgreSQL row lock."""
+
+    def __init__(self, url: str, session: str, action_id: int) -> None:
+        self.url, self.session, self.action_id = url, session, action_id
+        self._hold: Any = None
+
+    def take(self) -> None:
+        if self.url.startswith("sqlite:///"):
+            self._hold = sqlite3.connect(
+                self.url[len("sqlite:///") :], isolation_level=None, check_same_thread=False
+            )
+            self._hold.execute("BEGIN IMMEDIATE")
+            return
+        import psycopg
+
+        self._hold = psycopg.connect(self.url)
+        self._hold.execute(
+            "SELECT 1 FROM ask_permissions_actions WHERE session = %s AND id = %s FOR UPDATE",
+            (self.session, self.action_id),
+        )
+
+    def release(self) -> None:
+        if self._hold is not None:
+            self._hold.rollback() if not self.url.startswith("sqlite:///") else self._hold.execute("ROLLBACK")
+            self._hold.close()
+            self._hold = None
+
+
+def release_when(event: threading.Event, release: Callable[[], object]) -> None:
+    """Once ``event`` is set (within SETTLE seconds), call ``release``."""
+    assert event.wait(SETTLE)
+    release()
+
+
+def approved_elsewhere(url: str, session: str, action_id: int) -> str | None:
+    """The action's status as another store reads it."""
+    store = open_store(url)
+    try:
+        action = ApprovalQueue(store=store, session=session)[action_id]
+        return None if action is None else action.status
+    finally:
+        store.close()
+
+
+class TestRecordingUnderALock:
+    """A lock held past the store's timeout while on_approve runs: the recording is tried again."""
+
+    def test_recorded_once_the_lock_goes(self, fault_url: str, stores: Callable[..., ApprovalStore]) -> None:
+        """Held past the timeout but not the lease: approve returns the approval, the callback ran once."""
+        session = fresh_session()
+        queue = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
+        queue.submit(tool_call_id="a", tool_name="bash")
+        lock, calls = Lock(fault_url, session, 1), []
+
+        def on_approve(action: Any) -> None:
+            calls.append(action.id)
+            lock.take()
+
+        queue.on_approve = on_approve
+        with logged("could not be recorded") as failed:
+            releaser = start(lambda: release_when(failed, lock.release))
+            try:
+                [approved] = queue.approve(1)
+            finally:
+                lock.release()
+            join(releaser)
+            assert failed.is_set()
+        assert (approved.status, calls) == ("approved", [1])
+        assert approved_elsewhere(fault_url, session, 1) == "approved"
+
+    def test_held_past_the_lease(self, fault_url: str, stores: Callable[..., ApprovalStore]) -> None:
+        """Past the lease: ResolutionNotRecordedError; no other store can run the callback; recorded later."""
+        session = fresh_session()
+        store = stores(fault_url, lease=LEASE)
+        queue = ApprovalQueue(store=store, session=session)
+        queue.submit(tool_call_id="a", tool_name="bash")
+        other = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
+        lock, calls = Lock(fault_url, session, 1), []
+
+        def on_approve(action: Any) -> None:
+            calls.append(action.id)
+            lock.take()
+
+        queue.on_approve = on_approve
+        other.on_approve = lambda action: calls.append(-action.id)
+        try:
+            with pytest.raises(ResolutionNotRecordedError, match="action 1: its callback ran") as info:
+                queue.approve(1)
+            assert (info.value.action_id, info.value.status) == (1, "approved")
+            assert isinstance(info.value, StoreUnavailableError)
+            with pytest.raises(StoreUnavailableError):  # it cannot claim what this process holds
+                other.approve(1)
+        finally:
+            lock.release()
+        decided = other.wait(1, timeout=SETTLE)  # the store records it in the background
+        assert decided is not None
+        assert decided.is_approved
+        assert other.approve(1) == []
+        assert calls == [1]
+
+
+@pytest.fixture
+def small_disk() -> Iterator[Path]:
+    """A 4 MiB tmpfs of this test's own (unmounted afterwards); skipped where this user cannot mount."""
+    if os.geteuid() != 0 or shutil.which("mount") is None:
+        pytest.skip("mounting a tmpfs needs root (CI runs as root)")
+    root = Path(tempfile.mkdtemp(prefix="ask-permissions-disk-"))
+    mounted = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", "size=4m", "tmpfs", str(root)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if mounted.returncode != 0:
+        root.rmdir()
+        pytest.skip(f"this machine cannot mount a tmpfs: {mounted.stderr.strip()}")
+    try:
+        yield root
+    finally:
+        subprocess.run(["umount", str(root)], capture_output=True, check=False)
+        root.rmdir()
+
+
+def fill(disk: Path) -> Path:
+    """Fill the disk with one file (returned, to delete)."""
+    filler = disk / "filler"
+    chunk = b"\0" * 65536
+    with open(filler, "wb", buffering=0) as handle:
+        try:
+            while handle.write(chunk):
+                pass
+        except OSError as error:
+            full = error
+    assert full.errno == errno.ENOSPC, full
+    return filler
+
+
+class TestFullDisk:
+    """The disk fills while on_approve runs (SQLite on a small tmpfs)."""
+
+    @pytest.mark.parametrize(
+        "past_the_lease", [False, True], ids=["freed-within-the-lease", "past-the-lease"]
+    )
+    def test_the_recording_waits_for_room(
+        self, small_disk: Path, stores: Callable[..., ApprovalStore], past_the_lease: bool
+    ) -> None:
+        """Room within the lease: recorded by approve; past it, ResolutionNotRecordedError, recorded later."""
+        url = f"sqlite:///{small_disk / 'approvals.db'}"
+        session = fresh_session()
+        queue = ApprovalQueue(store=stores(url, lease=LEASE), session=session)
+        queue.submit(tool_call_id="a", tool_name="bash")
+        waiter = ApprovalQueue(store=stores(url, lease=LEASE), session=session)
+        calls: list[int] = []
+        fillers: list[Path] = []
+
+        def on_approve(action: Any) -> None:
+            calls.append(action.id)
+            fillers.append(fill(small_disk))
+
+        queue.on_approve = on_approve
+        waiter.on_approve = lambda action: calls.append(-action.id)
+        with logged("could not be recorded") as failed:
+            if past_the_lease:
+                with pytest.raises(ResolutionNotRecordedError, match="database or disk is full"):
+                    queue.approve(1)
+                with contextlib.suppress(StoreUnavailableError):  # the disk is full: it cannot claim
+                    assert waiter.approve(1) == []
+                assert calls == [1]
+                fillers[0].unlink()
+            else:
+                freer = start(lambda: release_when(failed, lambda: fillers.pop().unlink()))
+                [approved] = queue.approve(1)
+                join(freer)
+                assert approved.is_approved
+            assert failed.is_set()
+        decided = waiter.wait(1, timeout=SETTLE)
+        assert decided is not None
+        assert decided.is_approved
+        assert calls == [1]
+
+
+class TestServerRestarts:
+    """PostgreSQL stopped with ``pg_ctl stop -m immediate`` and started again."""
+
+    def test_waits_outlast_a_restart(self, faulty_postgres: PostgresServer) -> None:
+        """wait and wait_async in other processes keep waiting through a restart and return the approval;
+        those whose timeout ends while the server is down raise TimeoutError from StoreUnavailableError."""
+        url, session = faulty_postgres.url, fresh_session()
+        store = open_store(url)
+        try:
+            queue = ApprovalQueue(store=store, session=session)
+            for call in ("a", "b", "c", "d"):
+                queue.submit(tool_call_id=call, tool_name="bash")
+            waiters = [
+                Worker("wait_later", url, session, 1, 60, 0),
+                Worker("wait_later", url, session, 2, 60, 1),
+                Worker("wait_later", url, session, 3, 0.5, 0),
+                Worker("wait_later", url, session, 4, 0.5, 1),
+            ]
+            try:
+                for worker in waiters:
+                    worker.expect("ready")
+                faulty_postgres.stop("immediate")
+                for worker in waiters:
+                    worker.go()
+                timed_out = [worker.expect("timed_out") for worker in waiters[2:]]
+                faulty_postgres.start()
+                assert [action.id for action in queue.approve(1, 2)] == [1, 2]
+                woke = [worker.expect("woke") for worker in waiters[:2]]
+                for worker in waiters:
+                    worker.finish()
+            finally:
+                if not faulty_postgres.running():
+                    faulty_postgres.start()
+                for worker in waiters:
+                    worker.kill()
+        finally:
+            store.close()
+        assert [record["status"] for record in woke] == ["approved", "approved"]
+        for record in timed_out:
+            assert record["cause"] == "StoreUnavailableError", timed_out
+            assert "no decision seen after 0.5 s; the store is unavailable" in record["message"]
+
+    def test_submits_through_a_restart(self, faulty_postgres: PostgresServer) -> None:
+        """Submits through two restarts raise StoreUnavailableError while the server is down and queue
+        nothing; submitted again, each call is queued once, ids are 1..n, every auto-approval runs once."""
+        url, session = faulty_postgres.url, fresh_session()
+
+        def restart(worker: Worker) -> None:
+            faulty_postgres.stop("immediate")
+            try:
+                worker.expect("failed")
+            finally:
+                faulty_postgres.start()
+
+        check_submissions(url, session, run_submitter(url, session, restart))
+
+    def test_submits_through_a_write_lock(self, tmp_path: Path) -> None:
+        """SQLite: submits while another process holds the write lock past the timeout raise
+        StoreUnavailableError and queue nothing; submitted again, each call is queued once."""
+        url, session = f"sqlite:///{tmp_path / 'faults.db'}", fresh_session()
+        open_store(url).close()
+
+        def lock_a_while(worker: Worker) -> None:
+            connection = sqlite3.connect(tmp_path / "faults.db", isolation_level=None)
+            connection.execute("BEGIN IMMEDIATE")
+            try:
+                worker.expect("failed")
+            finally:
+                connection.execute("ROLLBACK")
+                connection.close()
+
+        check_submissions(url, session, run_submitter(url, session, lock_a_while))
+
+
+def run_submitter(url: str, session: str, fault: Callable[[Worker], None]) -> list[dict[str, Any]]:
+    """A ``submit_retrying`` worker, and ``fault`` twice while it submits (each returns once the worker
+    saw a submit fail); every line the worker printed."""
+    worker = Worker("submit_retrying", url, session, env={"ASK_PERMISSIONS_TEST_LEASE": "2"})
+    try:
+        worker.expect("ready")
+        worker.go()
+        for _ in range(2):
+            worker.expect("submitted")
+            fault(worker)
+            for _ in range(3):
+                worker.expect("submitted")
+        worker.go()  # stop
+        return worker.finish()
+    finally:
+        worker.kill()
+
+
+def check_submissions(url: str, session: str, records: list[dict[str, Any]]) -> None:
+    """Each call queued once with the id its submit returned; every auto-approvable one approved once."""
+    submitted = {record["call"]: record["id"] for record in records if record["event"] == "submitted"}
+    rows = raw(
+        url, "SELECT tool_call_id, id FROM ask_permissions_actions WHERE session = ? ORDER BY id", session
+    )
+    calls = Counter(call for call, _ in rows)
+    assert max(calls.values()) == 1, [call for call, count in calls.items() if count > 1]
+    assert {call.strip('"'): action_id for call, action_id in rows} == submitted
+    assert sorted(submitted.values()) == list(range(1, len(submitted) + 1))
+    approvals = Counter(record["id"] for record in records if record["event"] == "approve")
+    store = open_store(url)
+    try:
+        queue = ApprovalQueue(store=store, session=session, auto_approve={"read": True})
+        late: list[int] = []
+        queue.on_approve = lambda action: late.append(action.id)
+        queue.drain()  # a head whose drain failed with the store waits for the next drain: this one
+        approvals.update(late)
+        auto = {record["id"] for record in records if record["event"] == "submitted" and record["auto"]}
+        assert set(approvals) == auto
+        assert max(approvals.values()) == 1
+        assert all(queue[action_id].is_approved for action_id in auto)  # type: ignore[union-attr]
+    finally:
+        store.close()
+
+
+class TestConcurrentRestores:
+    """Restores into one empty session at the same moment, from four processes."""
+
+    def test_one_wins(self, fault_url: str, stores: Callable[..., ApprovalStore]) -> None:
+        """Exactly one restore succeeds; the others raise ValueError; the session holds the winner's only."""
+        session = fresh_session()
+        workers = [Worker("restore", fault_url, session, index) for index in range(4)]
+        try:
+            for worker in workers:
+                worker.expect("ready")
+            for worker in workers:
+                worker.go()
+            outcomes = [worker.finish() for worker in workers]
+        finally:
+            for worker in workers:
+                worker.kill()
+        results = [next(r for r in records if r["event"] in ("restored", "refused")) for records in outcomes]
+        [winner] = [result for result in results if result["event"] == "restored"]
+        refused = [result for result in results if result["event"] == "refused"]
+        assert len(refused) == 3
+        assert all(
+            result["error"] == "ValueError" and "already holds" in result["message"] for result in refused
+        )
+        first = winner["index"] * 10 + 1
+        queue = ApprovalQueue(store=stores(fault_url), session=session)
+        assert [action.id for action in queue.pending_actions] == [first, first + 1, first + 2]
+        assert queue.submit(tool_call_id="next", tool_name="bash") == first + 3
+
+
+class TestClockSteps:
+    """A wall clock stepped by an hour, either way, in the process that claims or the one that looks."""
+
+    @pytest.mark.parametrize("step", CLOCK_STEPS, ids=["ahead", "behind"])
+    def test_a_stepped_claimer_is_neither_robbed_nor_stranded(
+        self, fault_url: str, stores: Callable[..., ApprovalStore], step: float
+    ) -> None:
+        """A stepped process's claim stays its own while it lives, however long, and comes back after
+        the lease once it is killed; the approval's callback runs once."""
+        session = fresh_session()
+        lease = CLAIMER_LEASE.total_seconds()
+        queue = ApprovalQueue(store=stores(fault_url, lease=CLAIMER_LEASE), session=session)
+        queue.submit(tool_call_id="a", tool_name="bash")
+        victim = Worker("hang", fault_url, session, 1, lease, env={CLOCK_STEP: str(step)})
+        calls: list[int] = []
+        queue.on_approve = lambda action: calls.append(action.id)
+        try:
+            victim.expect("entered")
+            with pytest.raises(TimeoutError, match="is still applying"):
+                queue.wait(1, timeout=2 * lease)  # alive past the lease: still its claim
+            assert queue.approve(1) == []
+            victim.process.send_signal(signal.SIGKILL)
+            victim.process.wait(SETTLE)
+            until(lambda: queue.is_pending(1), "the killed process's claim to lapse")
+        finally:
+            victim.kill()
+        assert [action.id for action in queue.approve(1)] == [1]
+        assert calls == [1]
+
+    def test_a_process_ahead_cannot_take_a_live_claim(
+        self, fault_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """While this process's on_approve runs, another whose clock is an hour ahead (to which the lease
+        looks long over) cannot approve the action; the callback runs once. (A clock behind sees the lease
+        longer still: the test above covers that direction.)"""
+        step = CLOCK_STEPS[0]
+        session = fresh_session()
+        queue = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
+        queue.submit(tool_call_id="a", tool_name="bash")
+        other = Worker("approve", fault_url, session, 1, env={CLOCK_STEP: str(step)})
+        tried = threading.Event()
+        calls: list[int] = []
+        results: list[dict[str, Any]] = []
+
+        def on_approve(action: Any) -> None:
+            calls.append(action.id)
+            other.go()
+            results.append(other.expect("resolved"))
+            tried.set()
+
+        queue.on_approve = on_approve
+        try:
+            other.expect("ready")
+            [approved] = queue.approve(1)
+            other.finish()
+        finally:
+            other.kill()
+        assert tried.is_set()
+        assert results[0]["ids"] == []
+        assert approved.is_approved
+        assert calls == [1]
+        assert not [record for record in other.records if record["event"] == "approve"]
