@@ -163,6 +163,22 @@ class TestWhoDecided:
         assert approved.resolved_at is not None
         assert abs(approved.resolved_at - clock()) < timedelta(seconds=1)
 
+    def test_a_callback_sees_who_and_the_edit(self) -> None:
+        """With on_approve set (a claim, then the record), the applying action already carries the answer."""
+        seen: list[tuple[str, object, object]] = []
+        queue = _queue(
+            on_approve=lambda action: seen.append((action.status, action.decided_by, action.edited_args))
+        )
+        queue.submit(tool_call_id="a", tool_name="Bash", args={"command": "ls"})
+        [approved] = queue.approve(1, arguments={"command": "pwd"}, decided_by="ann")
+        assert seen == [("applying", "ann", {"command": "pwd"})]
+        assert (approved.status, approved.decided_by, approved.edited_args) == (
+            "approved",
+            "ann",
+            {"command": "pwd"},
+        )
+        assert queue[1] == approved
+
     def test_machine_paths_name_themselves(self) -> None:
         """The drain's approvals say auto_approve, expire_pending's rejections expiry."""
         clock = FakeClock()

@@ -287,6 +287,48 @@ class TestWatch:
         assert statuses == [0]
         assert [json.loads(line)["tool_name"] for line in out.text.splitlines()] == ["bash", "deploy"]
 
+    def test_resolutions_are_printed(self, store_url: str, store: ApprovalStore) -> None:
+        """An answer given by another process is printed as a resolved event, naming who gave it."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="bash")
+        printed = threading.Event()
+        lines: list[str] = []
+
+        class Out:
+            def write(self, text: str) -> int:
+                lines.extend(line for line in text.splitlines() if line)
+                printed.set()
+                return len(text)
+
+            def flush(self) -> None:
+                return
+
+        statuses: list[int] = []
+
+        def watch() -> None:
+            from ask_permissions.cli._approvals import run_approvals
+            from ask_permissions.cli._main import _parser
+
+            argv = ["approvals", "watch", "--json", "--limit", "2", "--session", queue.session]
+            options = _parser().parse_args([*argv, "--store", store_url])
+            statuses.append(run_approvals(options, Out()))  # type: ignore[arg-type]
+
+        watcher = start(watch)
+        assert printed.wait(10)
+        other = open_store(store_url)
+        try:
+            ApprovalQueue(store=other, session=queue.session).reject(1, feedback="no", decided_by="bob")
+            join(watcher)
+        finally:
+            other.close()
+        assert statuses == [0]
+        events = [json.loads(line) for line in lines]
+        assert [(event["event"], event["status"]) for event in events] == [
+            ("submitted", "pending"),
+            ("resolved", "rejected"),
+        ]
+        assert (events[1]["decided_by"], events[1]["feedback"]) == ("bob", "no")
+
     def test_timeout(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         """--timeout ends a watch that saw nothing, with status 0."""
         status, out, _ = run(capsys, f"sqlite:///{tmp_path / 'quiet.db'}", "watch", "--timeout", "0.1")

@@ -20,6 +20,7 @@ __all__ = [
     "applying",
     "check_decided_by",
     "is_id",
+    "printable_name",
     "released",
     "resolved",
 ]
@@ -134,23 +135,24 @@ def is_id(value: object) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def check_decided_by(decided_by: object) -> str | None:
-    """A ``decided_by`` name: None, or 1 to 200 printable characters.
+def printable_name(value: object, field: str, limit: int) -> str:
+    """A name a person reads (a session, who decided): 1 to ``limit`` printable characters, as plain text.
 
     Raises:
-        TypeError: neither a string nor None.
+        TypeError: not a string.
         ValueError: empty, too long, or holding a control character.
     """
-    if decided_by is None:
-        return None
-    if not isinstance(decided_by, str):
-        raise TypeError(f"decided_by: expected a name (a string) or None; got {preview(decided_by)}")
-    name = str.__str__(decided_by)
-    if not name or len(name) > DECIDER_LIMIT or not name.isprintable():
-        raise ValueError(
-            f"decided_by: expected 1 to {DECIDER_LIMIT} printable characters; got {preview(decided_by)}"
-        )
+    if not isinstance(value, str):
+        raise TypeError(f"{field}: expected a string; got {preview(value)}")
+    name = str.__str__(value)
+    if not name or len(name) > limit or not name.isprintable():
+        raise ValueError(f"{field}: expected 1 to {limit} printable characters; got {preview(value)}")
     return name
+
+
+def check_decided_by(decided_by: object) -> str | None:
+    """A ``decided_by`` name: None, or 1 to 200 printable characters (see ``printable_name``)."""
+    return None if decided_by is None else printable_name(decided_by, "decided_by", DECIDER_LIMIT)
 
 
 _FIELDS: Final = tuple(field.name for field in dataclasses.fields(Action))

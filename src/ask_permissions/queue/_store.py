@@ -13,7 +13,7 @@ from typing import ClassVar, Final, NamedTuple, Protocol, TypeAlias, final
 from ask_permissions._errors import StoreUnavailableError, preview
 from ask_permissions.typing import ResolutionScope
 
-from ._action import RESOLVED, SCOPES, Action, Resolution, applying, released, resolved
+from ._action import RESOLVED, SCOPES, Action, Resolution, applying, printable_name, released, resolved
 from ._drain import DrainTickets
 from ._waiters import Waiters, wake
 
@@ -80,14 +80,7 @@ def check_session(session: object) -> str:
         TypeError: not a string.
         ValueError: empty, too long, or holding a control character.
     """
-    if not isinstance(session, str):
-        raise TypeError(f"session: expected a string; got {preview(session)}")
-    name = str.__str__(session)
-    if not name or len(name) > _SESSION_LIMIT or not name.isprintable():
-        raise ValueError(
-            f"session: expected 1 to {_SESSION_LIMIT} printable characters; got {preview(session)}"
-        )
-    return name
+    return printable_name(session, "session", _SESSION_LIMIT)
 
 
 class Head(Protocol):
