@@ -13,6 +13,7 @@ import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -279,14 +280,39 @@ class TestInBrowser:
             store.close()
 
 
+@pytest.fixture(scope="module")
+def shared_store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One store for the bad-input tests: each has a session of its own in it."""
+    return tmp_path_factory.mktemp("bad-input") / "approvals.db"
+
+
+@pytest.fixture(scope="module")
+def shared_inbox(shared_store_path: Path) -> Iterator[InboxServer]:
+    """One inbox for the bad-input tests (starting one per test would cost a second each)."""
+    server = InboxServer(f"sqlite:///{shared_store_path}", user="ann")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
 class TestBadInput:
     """Over HTTP: a missing or wrong token, a resolved id, bad edits, a foreign site, two people at once."""
 
     @pytest.fixture
-    def queue(self, store_path: Path) -> Iterator[ApprovalQueue]:
+    def store_path(self, shared_store_path: Path) -> Path:
+        return shared_store_path
+
+    @pytest.fixture
+    def inbox(self, shared_inbox: InboxServer) -> InboxServer:
+        return shared_inbox
+
+    @pytest.fixture
+    def queue(self, store_path: Path, request: pytest.FixtureRequest) -> Iterator[ApprovalQueue]:
+        """A session of this test's own, holding one pending call."""
         store = SqliteStore(store_path)
         try:
-            queue = ApprovalQueue(store=store, session="s")
+            queue = ApprovalQueue(store=store, session=f"s-{request.node.name}")
             queue.submit(tool_call_id="a", tool_name="Bash", args={"command": "ls"})
             yield queue
         finally:
@@ -304,14 +330,14 @@ class TestBadInput:
             "/",
             "/fragment",
             "/events",
-            "/action?session=s&id=1",
+            f"/action?session={quote(queue.session)}&id=1",
             "/static/inbox.js",
             "/?token=wrong",
         ):
             status, _, body = inbox.request("GET", path, cookie=sent)
             assert status == 401, path
             assert "ls" not in body
-        form = {**inbox.card_form("s", 1), "decision": "approve", "scope": "once"}
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
         status, _ = inbox.answer(form, cookie=sent)
         assert status == 401
         assert queue.is_pending(1)
@@ -331,7 +357,7 @@ class TestBadInput:
 
     def test_an_answer_from_another_site_is_refused(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """A POST with another site's Origin, or without the page's csrf field, is 403 and changes nothing."""
-        form = {**inbox.card_form("s", 1), "decision": "approve", "scope": "once"}
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
         status, reply = inbox.answer(form, headers={"Origin": "http://evil.example"})
         assert status == 403
         assert "http://evil.example may not answer" in reply["message"]
@@ -341,7 +367,7 @@ class TestBadInput:
 
     def test_an_id_already_resolved_says_so(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """Answering an action someone resolved is 409 naming who, and changes nothing."""
-        form = {**inbox.card_form("s", 1), "decision": "reject", "feedback": "late"}
+        form = {**inbox.card_form(queue.session, 1), "decision": "reject", "feedback": "late"}
         queue.approve(1, decided_by="bob")
         status, reply = inbox.answer(form)
         assert status == 409
@@ -367,7 +393,12 @@ class TestBadInput:
         self, inbox: InboxServer, queue: ApprovalQueue, arguments: str, message: str
     ) -> None:
         """Edited arguments that are not a JSON object are 400 with the parser's message; nothing approved."""
-        form = {**inbox.card_form("s", 1), "decision": "approve", "scope": "once", "arguments": arguments}
+        form = {
+            **inbox.card_form(queue.session, 1),
+            "decision": "approve",
+            "scope": "once",
+            "arguments": arguments,
+        }
         status, reply = inbox.answer(form)
         assert status == 400
         assert message in reply["message"]
@@ -375,7 +406,7 @@ class TestBadInput:
 
     def test_a_scope_the_host_would_not_honour(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """A crafted scope the page did not offer is refused, saying why; the action stays pending."""
-        form = {**inbox.card_form("s", 1), "decision": "approve", "scope": "project"}
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "project"}
         status, reply = inbox.answer(form)
         assert status == 400
         assert "said which answers its host carries out" in reply["message"]
@@ -383,7 +414,12 @@ class TestBadInput:
 
     def test_a_changed_call_is_not_approved(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """The form carries the digest of the arguments it showed: another digest is 409, nothing approved."""
-        form = {**inbox.card_form("s", 1), "decision": "approve", "scope": "once", "digest": "0" * 16}
+        form = {
+            **inbox.card_form(queue.session, 1),
+            "decision": "approve",
+            "scope": "once",
+            "digest": "0" * 16,
+        }
         status, reply = inbox.answer(form)
         assert status == 409
         assert "not the call this page showed" in reply["message"]
@@ -397,7 +433,8 @@ class TestBadInput:
         )
         try:
             forms = [
-                {**server.card_form("s", 1), "decision": "approve", "scope": "once"} for server in (ann, bob)
+                {**server.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
+                for server in (ann, bob)
             ]
             start = threading.Barrier(2)
             replies: dict[str, tuple[int, dict[str, Any]]] = {}
@@ -428,10 +465,10 @@ class TestBadInput:
 
     def test_the_action_reads_as_json(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """GET /action gives one action as JSON; an unknown one is 404."""
-        status, _, body = inbox.request("GET", "/action?session=s&id=1")
+        status, _, body = inbox.request("GET", f"/action?session={quote(queue.session)}&id=1")
         assert status == 200
         assert json.loads(body)["args"] == {"command": "ls"}
-        status, _, _ = inbox.request("GET", "/action?session=s&id=9")
+        status, _, _ = inbox.request("GET", f"/action?session={quote(queue.session)}&id=9")
         assert status == 404
 
 
