@@ -23,8 +23,11 @@ from ask_permissions import (
     Permissions,
     PlanModePolicy,
     PostgresStore,
+    ResolutionNotRecordedError,
     SessionPermissionGrants,
     SqliteStore,
+    StoreError,
+    StoreUnavailableError,
     ToolCall,
     load_policy,
     open_store,
@@ -77,7 +80,7 @@ def files() -> ApprovalPolicy:
 
 def stores(url: str) -> int:
     store: ApprovalStore = (
-        open_store(url) if url else SqliteStore("approvals.db", lease=timedelta(seconds=10))
+        open_store(url) if url else SqliteStore("approvals.db", lease=timedelta(seconds=10), timeout=2.0)
     )
     queue = ApprovalQueue(store=store, session="agent-42", require_json=True)
     grants = SessionPermissionGrants(["read_file"], store=store, session="agent-42")
@@ -86,8 +89,14 @@ def stores(url: str) -> int:
         queue.approve(queue.submit(tool_call_id="tc-1", tool_name="bash", args='{"command": "ls"}'))
     except ClaimLostError as lost:
         return lost.action_id
+    except ResolutionNotRecordedError as deferred:
+        return deferred.action_id if deferred.status == "approved" else -1
+    except StoreUnavailableError as away:
+        return len(away.store)
     except CorruptStoreError as corrupt:
         return len(corrupt.path)
+    except StoreError:
+        return 0
     finally:
         store.close()
         shared.close()

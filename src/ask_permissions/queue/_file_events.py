@@ -8,6 +8,7 @@ import os
 import select
 import struct
 import sys
+import time
 from collections.abc import Collection
 from typing import Final, final
 
@@ -44,16 +45,17 @@ class FileEvents:
         """Block until one of the files is written (True) or ``timeout`` seconds pass (False)."""
         descriptor = self._descriptor
         if descriptor is None:
-            with contextlib.suppress(OSError):
-                select.select([], [], [], timeout)
+            time.sleep(timeout)
             return False
+        poller = select.poll()
+        poller.register(descriptor, select.POLLIN)
         try:
-            readable, _, _ = select.select([descriptor], [], [], timeout)
-        except (OSError, ValueError):
+            ready = poller.poll(timeout * 1000)
+        except OSError:  # interrupted, or the descriptor went bad: a plain wait from now on
+            self.close()
+            time.sleep(timeout)
             return False
-        if not readable:
-            return False
-        return self._drain(descriptor)
+        return bool(ready) and self._drain(descriptor)
 
     def _drain(self, descriptor: int) -> bool:
         """Read every queued event; whether one was about the files watched."""

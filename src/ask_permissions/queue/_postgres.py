@@ -103,6 +103,7 @@ _UNRESOLVE: Final = (
     " decided_by = %(old_decided_by)s, edited_args = %(old_edited_args)s, resolved_at = %(old_resolved_at)s"
     " WHERE session = %(session)s AND id = %(id)s AND claim_token = %(token)s"
 )
+_PUT_BACK: Final = {"claim": (_UNCLAIM, _OLD), "resolve": (_UNRESOLVE, _OLD_RESOLVED)}
 _COLUMNS: Final = (
     "SELECT column_name FROM information_schema.columns"
     " WHERE table_schema = current_schema() AND table_name = 'ask_permissions_actions'"
@@ -295,20 +296,10 @@ class PostgresStore(SqlStore):
             store=self._where,
         ) from error
 
-    def _claim(self, session: str, params: dict[str, Any]) -> Action | None:
-        return self._change_or_put_back(self._statement("claim"), _UNCLAIM, _OLD, session, params)
-
-    def _resolve(self, session: str, params: dict[str, Any]) -> Action | None:
-        return self._change_or_put_back(
-            self._statement("resolve"), _UNRESOLVE, _OLD_RESOLVED, session, params
-        )
-
-    def _change_or_put_back(
-        self, sql: str, put_back: str, old_names: tuple[str, ...], session: str, params: dict[str, Any]
-    ) -> Action | None:
-        """One statement, which also returns what it overwrote: a row that does not read is put back
-        (``CorruptStoreError``). The changed action, or None if the row did not match."""
-        rows = self._execute(sql, params)
+    def _change(self, statement: str, session: str, params: dict[str, Any]) -> Action | None:
+        # One statement, which also returns what it overwrote: a row that does not read is put back.
+        put_back, old_names = _PUT_BACK[statement]
+        rows = self._execute(self._statement(statement), params)
         if not rows:
             return None
         try:

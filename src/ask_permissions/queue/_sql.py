@@ -693,26 +693,13 @@ class SqlStore(ApprovalStore):
         message = " ".join(str(error).split()) or type(error).__name__
         return StoreUnavailableError(f"{self._where}: {message}", store=self._where)
 
-    def _claim(self, session: str, params: dict[str, Any]) -> Action | None:
-        """Run the ``claim`` statement: the applying action, or None if it is not pending.
-
-        A row that does not read is left as it was (the transaction rolls back): ``CorruptStoreError``.
-        """
-
-        def work(execute: Execute) -> Action | None:
-            rows = execute(self._statement("claim"), params)
-            return decode_action(rows[0], session, self._where) if rows else None
-
-        return self._run(work, retry=True)
-
-    def _resolve(self, session: str, params: dict[str, Any]) -> Action | None:
-        """Run the ``resolve`` statement: the resolved action, or None if it was not pending.
-
-        A row that does not read is left as it was (the transaction rolls back): ``CorruptStoreError``.
-        """
+    def _change(self, statement: str, session: str, params: dict[str, Any]) -> Action | None:
+        """Run the ``claim`` or ``resolve`` statement: the action as changed, or None if it was not
+        pending. A row that does not read is left as it was (the transaction rolls back):
+        ``CorruptStoreError``."""
 
         def work(execute: Execute) -> Action | None:
-            rows = execute(self._statement("resolve"), params)
+            rows = execute(self._statement(statement), params)
             return decode_action(rows[0], session, self._where) if rows else None
 
         return self._run(work, retry=True)
@@ -903,7 +890,7 @@ class _SqlQueue(QueueState):
             edited_args=None if resolution.edited_args is None else _json_text(resolution.edited_args),
         )
         issued = time.monotonic()  # the lease, as this process counts it, runs from before the claim
-        applying = store._claim(self._session, params)
+        applying = store._change("claim", self._session, params)
         if applying is None:
             self.get(action_id)  # not pending: resolved or unknown, unless its row is corrupt (raises)
             return None
@@ -945,7 +932,7 @@ class _SqlQueue(QueueState):
             if resolution.edited_args is None or not approve
             else _json_text(resolution.edited_args),
         )
-        resolved = store._resolve(self._session, params)
+        resolved = store._change("resolve", self._session, params)
         if resolved is not None:
             return resolved
         # Not pending: resolved or unknown (its row raises if corrupt), or resolved by this very call on
