@@ -16,6 +16,7 @@ from ._errors import (
 )
 from ._tool_call import ToolCall
 from ._version import __version__
+from .notify._webhook import WebhookNotifier, slack_message
 from .policy._approval import ApprovalPolicy
 from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
 from .policy._command_hooks import CommandHook
@@ -101,6 +102,7 @@ __all__ = [
     "StoreUnavailableError",
     "ToolCall",
     "ToolMetadata",
+    "WebhookNotifier",
     "__version__",
     "allow_all",
     "args_digest",
@@ -108,4 +110,5 @@ __all__ = [
     "deny_all",
     "load_policy",
     "open_store",
+    "slack_message",
 ]

@@ -24,6 +24,8 @@ from ._approvals import add_parser as add_approvals_parser
 from ._approvals import run_approvals
 from ._demo import run_demo
 from ._demo_layered import run_layered_demo
+from ._inbox import COMMAND as INBOX
+from ._inbox import add_inbox_parser, run_inbox
 from ._lint import describe_patterns, describe_rule, lint_policy, rule_label
 from ._mcp_proxy import COMMAND as MCP_PROXY
 from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
@@ -123,6 +125,7 @@ def _parser() -> argparse.ArgumentParser:
     lint.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
     add_approvals_parser(commands)
     add_mcp_proxy_parser(commands)
+    add_inbox_parser(commands)
     return parser
 
 
@@ -152,6 +155,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return run_approvals(options)
         if options.command == MCP_PROXY:
             return run_mcp_proxy(options)
+        if options.command == INBOX:
+            return run_inbox(options)
         if getattr(options, "layered", False):
             return run_layered_demo(sys.stdout)
         return run_demo(sys.stdout)

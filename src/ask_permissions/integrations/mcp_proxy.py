@@ -231,10 +231,15 @@ class PermissionProxy:
                 )
             return self._answer(record, report, _error(text))
         self._release(name, decided_arguments)
+        if outcome.action is not None and outcome.action.decided_by is not None:
+            report["decided_by"] = outcome.action.decided_by  # who answered, in the audit line
         if not outcome.runs:
             report["did"] = "refused"
             return self._answer(record, report, _error(outcome.reason or pending_reason(name)))
         report["did"] = "forwarded"
+        if outcome.modified:  # a person's edit (or a check's rewrite) is what runs
+            arguments = outcome.arguments
+            report["edited"] = True
         try:
             forwarded = await self._upstream.call_tool(tool, arguments)
         except Exception:

@@ -46,10 +46,10 @@ _INSERT: Final = (
     "WITH s AS (INSERT INTO ask_permissions_sessions AS s (session, last_id) VALUES (%(session)s, 1)"
     " ON CONFLICT (session) DO UPDATE SET last_id = s.last_id + 1 RETURNING last_id),"
     " a AS (INSERT INTO ask_permissions_actions (session, id, tool_call_id, tool_name, args, auto_approvable,"
-    " message, submitted_at, status, submit_owner, submit_until)"
+    " message, submitted_at, status, submit_owner, submit_until, why)"
     " SELECT %(session)s, s.last_id, %(tool_call_id)s, %(tool_name)s, %(args)s, %(auto_approvable)s,"
     " %(message)s, %(submitted_at)s, 'pending', %(submit_owner)s::text,"
-    f" CASE WHEN %(submitting)s::boolean THEN {_NOW} + %(lease)s END FROM s RETURNING id)"
+    f" CASE WHEN %(submitting)s::boolean THEN {_NOW} + %(lease)s END, %(why)s FROM s RETURNING id)"
     f" SELECT a.id, pg_notify('{CHANNEL}', %(session)s) FROM a"
 )
 # Whether an insert whose reply was lost was written: its mark is the only one of its kind.
@@ -59,12 +59,22 @@ _FIND_INSERT: Final = (
 # The claim, returning also what it overwrote (see _UNCLAIM); the old columns are renamed, so the
 # unqualified ones are the row's. They are read as of the statement's start: a claim that waited for
 # another one re-checks the row itself, and the old values serve only to put back a row that does not read.
-_OLD: Final = ("old_status", "old_token", "old_lease", "old_scope", "old_feedback")
+_OLD: Final = (
+    "old_status",
+    "old_token",
+    "old_lease",
+    "old_scope",
+    "old_feedback",
+    "old_decided_by",
+    "old_edited_args",
+)
 _CLAIM: Final = (
     "UPDATE ask_permissions_actions SET status = 'applying', claim_token = :token,"
-    " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback"
+    " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback,"
+    " decided_by = :decided_by, edited_args = :edited_args"
     " FROM (SELECT status AS old_status, claim_token AS old_token, lease_until AS old_lease,"
-    " resolution_scope AS old_scope, feedback AS old_feedback FROM ask_permissions_actions"
+    " resolution_scope AS old_scope, feedback AS old_feedback, decided_by AS old_decided_by,"
+    " edited_args AS old_edited_args FROM ask_permissions_actions"
     " WHERE session = :session AND id = :id) AS old"
     f" WHERE session = :session AND id = :id AND {CLAIMABLE}"
     f" RETURNING {READ_COLUMNS}, {{now}}, " + ", ".join(_OLD)
@@ -72,22 +82,25 @@ _CLAIM: Final = (
 _OLD_RESOLVED: Final = (*_OLD, "old_resolved_at")
 _RESOLVE: Final = (
     "UPDATE ask_permissions_actions SET status = :status, claim_token = :token, lease_until = NULL,"
-    " resolution_scope = :scope, feedback = :feedback, resolved_at = :resolved_at"
+    " resolution_scope = :scope, feedback = :feedback, resolved_at = :resolved_at,"
+    " decided_by = :decided_by, edited_args = :edited_args"
     " FROM (SELECT status AS old_status, claim_token AS old_token, lease_until AS old_lease,"
-    " resolution_scope AS old_scope, feedback AS old_feedback, resolved_at AS old_resolved_at"
+    " resolution_scope AS old_scope, feedback AS old_feedback, decided_by AS old_decided_by,"
+    " edited_args AS old_edited_args, resolved_at AS old_resolved_at"
     " FROM ask_permissions_actions WHERE session = :session AND id = :id) AS old"
     f" WHERE session = :session AND id = :id AND {CLAIMABLE}"
     f" RETURNING {READ_COLUMNS}, {{now}}, pg_notify('{CHANNEL}', :session), " + ", ".join(_OLD_RESOLVED)
 )
 _UNCLAIM: Final = (
     "UPDATE ask_permissions_actions SET status = %(old_status)s, claim_token = %(old_token)s,"
-    " lease_until = %(old_lease)s, resolution_scope = %(old_scope)s, feedback = %(old_feedback)s"
+    " lease_until = %(old_lease)s, resolution_scope = %(old_scope)s, feedback = %(old_feedback)s,"
+    " decided_by = %(old_decided_by)s, edited_args = %(old_edited_args)s"
     " WHERE session = %(session)s AND id = %(id)s AND claim_token = %(token)s"
 )
 _UNRESOLVE: Final = (
     "UPDATE ask_permissions_actions SET status = %(old_status)s, claim_token = %(old_token)s,"
     " lease_until = %(old_lease)s, resolution_scope = %(old_scope)s, feedback = %(old_feedback)s,"
-    " resolved_at = %(old_resolved_at)s"
+    " decided_by = %(old_decided_by)s, edited_args = %(old_edited_args)s, resolved_at = %(old_resolved_at)s"
     " WHERE session = %(session)s AND id = %(id)s AND claim_token = %(token)s"
 )
 _PUT_BACK: Final = {"claim": (_UNCLAIM, _OLD), "resolve": (_UNRESOLVE, _OLD_RESOLVED)}

@@ -17,7 +17,15 @@ from ask_permissions._errors import CorruptStoreError, StoreError, preview
 
 from ._file_events import FileEvents
 from ._snapshot import MAX_ID
-from ._sql import ACTION_COLUMNS, DEFAULT_LEASE, SCHEMA_VERSION, Execute, SqlStore, positive_seconds
+from ._sql import (
+    ACTION_COLUMNS,
+    DEFAULT_LEASE,
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Execute,
+    SqlStore,
+    positive_seconds,
+)
 
 try:
     import fcntl
@@ -43,9 +51,9 @@ _SET_LEASE_CLOCK: Final = (
 # writer comes between its read of the last id and its insert), and the trigger keeps the last id.
 _INSERT: Final = (
     "INSERT INTO ask_permissions_actions (session, id, tool_call_id, tool_name, args, auto_approvable,"
-    " message, submitted_at, status, submit_owner, submit_until)"
+    " message, submitted_at, status, submit_owner, submit_until, why)"
     " SELECT :session, last + 1, :tool_call_id, :tool_name, :args, :auto_approvable, :message,"
-    " :submitted_at, 'pending', :submit_owner, :submit_until"
+    " :submitted_at, 'pending', :submit_owner, :submit_until, :why"
     " FROM (SELECT COALESCE((SELECT last_id FROM ask_permissions_sessions WHERE session = :session), 0)"
     f" AS last) WHERE last < {MAX_ID} RETURNING id"
 )
@@ -212,6 +220,13 @@ class SqliteStore(SqlStore):
                 }
         except sqlite3.Error as error:
             raise self._failure(error) from error
+        if found and found[0][0] in MIGRATIONS:
+            raise CorruptStoreError(
+                f"{self._where}: the tables are of schema {found[0][0]}, and this user can only read them; "
+                f"open the store once with write access to upgrade it in place to schema {SCHEMA_VERSION}",
+                path=self._where,
+                value=found[0][0],
+            )
         if (found and found[0][0] != SCHEMA_VERSION) or columns != set(ACTION_COLUMNS):
             # The read-write check names what differs; a reader only refuses.
             raise CorruptStoreError(

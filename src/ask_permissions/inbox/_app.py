@@ -1,0 +1,410 @@
+"""The web inbox's application: a Starlette app over a store (extra ``[inbox]``).
+
+Every request carries the inbox's token: ``?token=`` on the first visit (which sets a cookie and redirects to
+the same address without it), the cookie after. Without it: 401, and nothing is read or changed. Answers are
+POSTs that also carry a form field only the page knows (``csrf``) and, when the browser sends one, an
+``Origin`` of this very server: a page of another site cannot answer. Assets come from the package only, and
+the Content-Security-Policy says so to the browser.
+
+``GET /`` (the page: ``view=pending|history``, ``session=``, ``tool=``), ``GET /fragment`` (the same list
+alone, for the live updates), ``GET /events`` (server-sent events: ``changed`` whenever any process changes
+the store), ``GET /action?session=&id=`` (one action as JSON), ``POST /answer`` (``session``, ``id``,
+``decision`` ``approve|reject``, ``scope``, ``arguments``, ``feedback``, ``digest``, ``csrf``), and
+``GET /static/...``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hashlib
+import hmac
+import json
+import threading
+from collections.abc import AsyncIterator, Awaitable, Callable
+from importlib import resources
+from typing import Any, Final, final
+from urllib.parse import urlencode
+
+from starlette.applications import Starlette
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.routing import Route
+
+from ask_permissions.policy._digest import args_digest
+from ask_permissions.queue._action import Action
+from ask_permissions.queue._open import describe_url
+from ask_permissions.queue._queue import ApprovalQueue
+from ask_permissions.queue._store import ApprovalStore, check_session
+
+from ._answers import AnswerError, answer_scopes, is_unchanged, read_arguments, scope_refusal
+from ._page import Card, Filters, render_history, render_page, render_pending
+
+__all__ = ["COOKIE_PREFIX", "inbox_app"]
+
+COOKIE_PREFIX: Final = "ask_permissions_inbox_"
+"""The cookie's name is this and the server's port: cookies are not kept apart by port."""
+HISTORY_LIMIT: Final = 200
+_KEEPALIVE: Final = 15.0  # seconds between two comments on a quiet event stream
+_ASSETS: Final = {"inbox.css": "text/css; charset=utf-8", "inbox.js": "text/javascript; charset=utf-8"}
+_HEADERS: Final = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
+    "X-Frame-Options": "DENY",
+}
+_FEEDBACK_LIMIT: Final = 2000
+_ARGUMENTS_LIMIT: Final = 1_000_000  # characters of edited JSON a person may send
+
+
+@final
+class _Changes:
+    """Tells the event streams, on the app's loop, that some process changed the store.
+
+    One thread waits on the store (``wait_for_change``) for every stream, so a hundred open pages cost one
+    thread; each stream awaits the next change number on the loop.
+    """
+
+    def __init__(self, store: ApprovalStore) -> None:
+        self._store = store
+        self._number = 0
+        self._condition: asyncio.Condition | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopped = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._condition = asyncio.Condition()
+        self._store.watch()
+        self._thread = threading.Thread(target=self._watch, name="ask_permissions inbox changes", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        if self._thread is not None:
+            self._thread.join(5)
+        self._store.unwatch()
+
+    @property
+    def number(self) -> int:
+        return self._number
+
+    def _watch(self) -> None:
+        seen = self._store.change_number()
+        while not self._stopped.is_set():
+            now = self._store.wait_for_change(seen, 0.5)
+            if now != seen:
+                seen = now
+                self.bump()
+
+    def bump(self) -> None:
+        """A change happened (noticed by the store's watcher, or made by this app): wake the streams."""
+        loop = self._loop
+        if loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop closed: nobody listens any more
+                loop.call_soon_threadsafe(lambda: asyncio.ensure_future(self._advance()))
+
+    async def _advance(self) -> None:
+        assert self._condition is not None
+        async with self._condition:
+            self._number += 1
+            self._condition.notify_all()
+
+    async def next(self, seen: int, timeout: float) -> int:
+        """The change number once it is past ``seen``, or after ``timeout`` seconds."""
+        assert self._condition is not None
+        async with self._condition:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._condition.wait_for(lambda: self._number != seen), timeout)
+            return self._number
+
+
+def inbox_app(store: ApprovalStore, *, token: str, user: str, port: int, store_url: str) -> Starlette:
+    """The inbox's app over ``store``: answers are given as ``user``; ``token`` guards every request."""
+    inbox = _Inbox(store, token=token, user=user, port=port, store_url=store_url)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        inbox.changes.start()
+        try:
+            yield
+        finally:
+            inbox.changes.stop()
+
+    routes = [
+        Route("/", inbox.guarded(inbox.page)),
+        Route("/fragment", inbox.guarded(inbox.fragment)),
+        Route("/events", inbox.guarded(inbox.events)),
+        Route("/action", inbox.guarded(inbox.action)),
+        Route("/answer", inbox.guarded(inbox.answer), methods=["POST"]),
+        Route("/static/{name}", inbox.guarded(inbox.asset)),
+    ]
+    return Starlette(routes=routes, lifespan=lifespan)
+
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+@final
+class _Inbox:
+    """The app's state and handlers."""
+
+    def __init__(self, store: ApprovalStore, *, token: str, user: str, port: int, store_url: str) -> None:
+        self.store = store
+        self.token = token
+        self.user = user
+        self.cookie = f"{COOKIE_PREFIX}{port}"
+        self.csrf = hmac.new(token.encode(), b"csrf", hashlib.sha256).hexdigest()
+        self.store_label = describe_url(store_url)
+        self.changes = _Changes(store)
+        self._queues: dict[str, ApprovalQueue] = {}
+        self._queues_lock = threading.Lock()
+
+    # -- the guard -------------------------------------------------------------------------------------------
+
+    def guarded(self, handler: Handler) -> Handler:
+        async def guard(request: Request) -> Response:
+            given = request.query_params.get("token")
+            if given is not None and _same(given, self.token):
+                # The first visit: keep the token in a cookie, and take it out of the address bar.
+                kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
+                target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
+                response: Response = RedirectResponse(target, status_code=303)
+                response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
+                return _secured(response)
+            if not _same(request.cookies.get(self.cookie, ""), self.token):
+                return _secured(
+                    Response(
+                        "401: this inbox needs its token: open the address it printed when it started",
+                        status_code=401,
+                        media_type="text/plain",
+                    )
+                )
+            return _secured(await handler(request))
+
+        return guard
+
+    # -- reading ---------------------------------------------------------------------------------------------
+
+    def queue(self, session: str) -> ApprovalQueue:
+        with self._queues_lock:
+            queue = self._queues.get(session)
+            if queue is None:
+                queue = self._queues[session] = ApprovalQueue(store=self.store, session=session)
+            return queue
+
+    def _filters(self, request: Request) -> Filters:
+        params = request.query_params
+        view = params.get("view") or "pending"
+        return Filters(
+            view=view if view in ("pending", "history") else "pending",
+            session=params.get("session") or None,
+            tool=params.get("tool") or None,
+        )
+
+    def _cards(self, filters: Filters) -> tuple[list[Card], list[tuple[str, Action]]]:
+        every = self.store.all_pending()
+        shown = [
+            (session, action)
+            for session, action in every
+            if filters.session in (None, session) and filters.tool in (None, action.tool_name)
+        ]
+        shown.sort(key=lambda entry: (entry[1].submitted_at, entry[0], entry[1].id))
+        cards = [
+            Card(session, action, answer_scopes(self.store, session, action)) for session, action in shown
+        ]
+        return cards, every
+
+    def _render_body(self, filters: Filters) -> tuple[str, int, list[tuple[str, Action]]]:
+        cards, every = self._cards(filters)
+        if filters.view == "history":
+            resolved = self.store.resolved_actions(filters.session, HISTORY_LIMIT)
+            resolved = [entry for entry in resolved if filters.tool in (None, entry[1].tool_name)]
+            return render_history(resolved), len(cards), every
+        return render_pending(cards, self.csrf), len(cards), every
+
+    async def page(self, request: Request) -> Response:
+        filters = self._filters(request)
+        body, count, every = await asyncio.to_thread(self._render_body, filters)
+        sessions = await asyncio.to_thread(self.store.sessions)
+        tools = sorted({action.tool_name for _, action in every})
+        return HTMLResponse(
+            render_page(
+                body=body,
+                filters=filters,
+                sessions=sessions,
+                tools=tools,
+                pending_count=count,
+                user=self.user,
+                store=self.store_label,
+                notice=request.query_params.get("notice"),
+            )
+        )
+
+    async def fragment(self, request: Request) -> Response:
+        body, count, _ = await asyncio.to_thread(self._render_body, self._filters(request))
+        return HTMLResponse(body, headers={"X-Pending-Count": str(count)})
+
+    async def action(self, request: Request) -> Response:
+        try:
+            session = check_session(request.query_params.get("session"))
+            action_id = int(request.query_params.get("id", ""))
+        except (TypeError, ValueError):
+            return JSONResponse({"error": "expected session= and id= (an action id)"}, status_code=400)
+        found = await asyncio.to_thread(self.queue(session).get, action_id)
+        if found is None:
+            return JSONResponse({"error": f"action {action_id}: no such action in session {session!r}"}, 404)
+        return JSONResponse(_action_data(session, found))
+
+    async def events(self, request: Request) -> Response:
+        async def stream() -> AsyncIterator[str]:
+            seen = self.changes.number
+            yield "retry: 1000\n\n"
+            while not await request.is_disconnected():
+                now = await self.changes.next(seen, _KEEPALIVE)
+                if now != seen:
+                    seen = now
+                    yield f"event: changed\ndata: {now}\n\n"
+                else:
+                    yield ": still here\n\n"
+
+        return StreamingResponse(
+            stream(), media_type="text/event-stream", headers={"X-Accel-Buffering": "no"}
+        )
+
+    async def asset(self, request: Request) -> Response:
+        name = request.path_params["name"]
+        media = _ASSETS.get(name)
+        if media is None:
+            return Response("404: no such asset", status_code=404, media_type="text/plain")
+        content = resources.files("ask_permissions.inbox").joinpath("static", name).read_bytes()
+        return Response(content, media_type=media)
+
+    # -- answering ---------------------------------------------------------------------------------------
+
+    async def answer(self, request: Request) -> Response:
+        origin = request.headers.get("origin")
+        if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
+            return self._reply(request, 403, f"403: a page of {origin} may not answer here")
+        form = await request.form()
+        if not _same(str(form.get("csrf", "")), self.csrf):
+            return self._reply(request, 403, "403: this form did not come from the inbox's page; reload it")
+        status, message, data = await asyncio.to_thread(self._answer, form)
+        if status == 200:
+            self.changes.bump()
+        return self._reply(request, status, message, data)
+
+    def _answer(self, form: FormData) -> tuple[int, str, dict[str, Any] | None]:
+        """Check the answer whole, then give it: (HTTP status, what the person reads, the action now)."""
+        try:
+            session = check_session(str(form.get("session", "")))
+            action_id = int(str(form.get("id", "")))
+        except (TypeError, ValueError):
+            return 400, "400: expected a session and an action id", None
+        decision = form.get("decision")
+        if decision not in ("approve", "reject"):
+            return 400, f"400: decision must be approve or reject; got {decision!r}", None
+        queue = self.queue(session)
+        action = queue.get(action_id)
+        if action is None:
+            return 404, f"action {action_id}: no such action in session {session!r}", None
+        if not action.is_pending:
+            return (
+                409,
+                f"action {action_id} is already {_status(action)}; nothing was changed",
+                _action_data(session, action),
+            )
+        if str(form.get("digest", "")) != args_digest(action.args):
+            return 409, f"action {action_id} is not the call this page showed; reload it", None
+        if decision == "reject":
+            feedback = str(form.get("feedback", "")).strip()[:_FEEDBACK_LIMIT] or None
+            done = queue.reject(action_id, feedback=feedback, decided_by=self.user)
+        else:
+            scope = str(form.get("scope", "once"))
+            refused = scope_refusal(self.store, session, action, scope)
+            if refused is not None:
+                return 400, f"scope {scope}: {refused}", None
+            edit = None
+            text = form.get("arguments")
+            if isinstance(text, str) and text.strip():
+                if len(text) > _ARGUMENTS_LIMIT:
+                    return 400, f"edited arguments: at most {_ARGUMENTS_LIMIT} characters", None
+                try:
+                    parsed = read_arguments(text)
+                except AnswerError as error:
+                    return 400, str(error), None
+                edit = None if is_unchanged(action, parsed) else parsed
+            try:
+                done = queue.approve(action_id, scope=scope, arguments=edit, decided_by=self.user)  # type: ignore[arg-type]
+            except (TypeError, ValueError) as error:  # an edit JSON holds but a store cannot (a huge number)
+                return 400, f"edited arguments: {error}", None
+        if not done:  # another person or process answered first: say who
+            now = queue.get(action_id)
+            who = "resolved meanwhile" if now is None else f"already {_status(now)}"
+            return (
+                409,
+                f"action {action_id} is {who}; your answer was not given",
+                (None if now is None else _action_data(session, now)),
+            )
+        return 200, _resolved_text(done[0]), _action_data(session, done[0])
+
+    def _reply(
+        self, request: Request, status: int, message: str, data: dict[str, Any] | None = None
+    ) -> Response:
+        if request.headers.get("x-requested-with") == "fetch":
+            return JSONResponse({"ok": status == 200, "message": message, "action": data}, status_code=status)
+        if status in (401, 403):
+            return Response(message, status_code=status, media_type="text/plain")
+        # A form posted without the page's script: back to the page, saying what happened.
+        return RedirectResponse("/?" + urlencode({"notice": message}), status_code=303)
+
+
+def _same(given: str, expected: str) -> bool:
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode())
+
+
+def _secured(response: Response) -> Response:
+    for name, value in _HEADERS.items():
+        response.headers.setdefault(name, value)
+    return response
+
+
+def _status(action: Action) -> str:
+    by = "" if action.decided_by is None else f" by {action.decided_by}"
+    return f"{action.status}{by}"
+
+
+def _resolved_text(action: Action) -> str:
+    if action.is_approved:
+        edited = ", edited" if action.is_edited else ""
+        return (
+            f"approved {action.id} ({action.tool_name}, scope {action.scope}{edited}) by {action.decided_by}"
+        )
+    feedback = f", feedback {action.feedback!r}" if action.feedback else ""
+    return f"rejected {action.id} ({action.tool_name}{feedback}) by {action.decided_by}"
+
+
+def _action_data(session: str, action: Action) -> dict[str, Any]:
+    data: dict[str, Any] = json.loads(
+        json.dumps(
+            {
+                "session": session,
+                "id": action.id,
+                "status": action.status,
+                "tool_name": action.tool_name,
+                "args": action.args,
+                "why": action.why,
+                "scope": action.resolution_scope,
+                "feedback": action.feedback,
+                "decided_by": action.decided_by,
+                "resolved_at": None if action.resolved_at is None else action.resolved_at.isoformat(),
+                "edited_args": action.edited_args,
+            },
+            default=str,
+        )
+    )
+    return data

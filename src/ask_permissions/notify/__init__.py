@@ -1,0 +1,2 @@
+"""Telling a person that a call waits: ``_webhook`` (``WebhookNotifier``, signed JSON events POSTed in the
+background). May import only the package's leaf modules and the queue."""

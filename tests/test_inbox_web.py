@@ -1,0 +1,491 @@
+"""ask-permissions inbox: the web page over a store, in a real headless Chromium and over plain HTTP.
+
+The inbox and the agent each run as their own process on one SQLite file. The agent asks a LayeredPolicy
+about each call of its plan and "runs" (records) what comes back approved; nothing is executed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+from ask_permissions import ApprovalQueue, SqliteStore
+from ask_permissions.typing import AskExplanation
+
+from .inbox_agent import AgentProcess
+from .inbox_web import REQUIRE_BROWSER, InboxServer, chromium
+
+SCREENSHOTS = "ASK_PERMISSIONS_SCREENSHOTS"
+"""A folder to copy the screenshots into (they are always written to the test's own folder)."""
+LONG = "line of the new notes\n" * 300  # 6,600 characters: the page folds it
+PLAN: list[Any] = [
+    ["Bash", {"command": "npm test"}],
+    ["Bash", {"command": "rm -rf build dist"}],
+    ["Bash", {"command": "rm -rf build dist"}],
+    ["Write", {"file_path": "/work/project/NOTES.md", "content": LONG}],
+]
+DESKTOP = {"width": 1280, "height": 900}
+PHONE = {"width": 390, "height": 844}
+SECONDS = 20_000  # milliseconds Playwright waits for what must happen (never a timing assertion)
+
+
+def _why(reason: str, suggestions: list[str]) -> AskExplanation:
+    return {
+        "layer": "ask_rule",
+        "rule": "Bash(git push *)",
+        "source": "project",
+        "reason": reason,
+        "suggestions": suggestions,
+        "scopes": {
+            "once": "runs this call once",
+            "session": "adds Bash(git push origin main) to the session",
+        },
+    }
+
+
+@pytest.fixture
+def store_path(tmp_path: Path) -> Path:
+    return tmp_path / "approvals.db"
+
+
+@pytest.fixture
+def inbox(store_path: Path) -> Iterator[InboxServer]:
+    """The real inbox, answering as ann."""
+    server = InboxServer(f"sqlite:///{store_path}", user="ann")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def browser() -> Iterator[Any]:
+    """A headless Chromium (the system's), or a skip; a failure where CI requires it."""
+    with chromium() as context:
+        if context is None:
+            if os.environ.get(REQUIRE_BROWSER):
+                pytest.fail(f"{REQUIRE_BROWSER} is set, but there is no headless Chromium (or no Playwright)")
+            pytest.skip("no headless Chromium here (chromium-headless-shell or chromium)")
+        yield context
+
+
+def _screenshot(page: Any, folder: Path, name: str) -> Path:
+    path = folder / f"{name}.png"
+    page.screenshot(path=str(path), full_page=False)
+    copy_to = os.environ.get(SCREENSHOTS)
+    if copy_to:
+        Path(copy_to).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(copy_to) / path.name)
+    return path
+
+
+def _card(page: Any, action_id: int, session: str) -> Any:
+    return page.locator(f'article.action[data-key="{action_id}@{session}"]')
+
+
+def _assert_fits(page: Any, width: int) -> None:
+    """Nothing is wider than the window: no sideways scrolling, every card's buttons on screen."""
+    assert page.evaluate("document.documentElement.scrollWidth") <= width
+    for button in page.locator("article.action .buttons button").all()[:6]:
+        box = button.bounding_box()
+        assert box is not None
+        assert box["x"] >= 0
+        assert box["x"] + box["width"] <= width
+
+
+class TestInBrowser:
+    """A person answers a waiting agent on the page: approve, reject with feedback, edit and approve."""
+
+    def test_the_agent_runs_exactly_what_was_approved(
+        self, inbox: InboxServer, browser: Any, store_path: Path, tmp_path: Path
+    ) -> None:
+        """Each answer given on the page reaches the waiting agent; only what was approved ran, as it was."""
+        other = SqliteStore(store_path)  # a second agent's session, so the page has several cards to show
+        try:
+            second = ApprovalQueue(store=other, session="agent-2")
+            second.submit(
+                tool_call_id="p1",
+                tool_name="Bash",
+                args={"command": "git push origin main"},
+                why=_why("Tool 'Bash' requires approval", ["Bash(git push origin main)"]),
+            )
+            agent = AgentProcess(store_path, "agent-1", tmp_path, PLAN, tmp_path)
+            try:
+                self._answer_on_the_page(inbox, browser, agent, tmp_path)
+                agent.until("done")
+            finally:
+                agent.stop()
+        finally:
+            other.close()
+        ran = [(event["tool"], event["args"]) for event in agent.events if event["event"] == "ran"]
+        assert ran == [
+            ("Bash", {"command": "npm test"}),
+            ("Bash", {"command": "rm -rf build"}),  # the edit, never the model's "rm -rf build dist"
+            ("Write", {"file_path": "/work/project/NOTES.md", "content": LONG}),
+        ]
+        refused = [event["reason"] for event in agent.events if event["event"] == "refused"]
+        assert refused == ["The call to 'Bash' was rejected: remove build only, keep dist"]
+        resolutions = [
+            (event["verdict"], event.get("decided_by"))
+            for event in agent.events
+            if event["event"] == "record" and event["verdict"] != "ask"
+        ]
+        assert resolutions == [
+            ("ask_allowed", "ann"),
+            ("ask_denied", "ann"),
+            ("allow_modified", "ann"),
+            ("ask_allowed", "ann"),
+        ]
+
+    def _answer_on_the_page(
+        self, inbox: InboxServer, context: Any, agent: AgentProcess, folder: Path
+    ) -> None:
+        page = context.new_page()
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
+        page.set_viewport_size(DESKTOP)
+        first = agent.until("pending")
+        page.goto(inbox.url)
+        assert "token=" not in page.url  # the token went into a cookie, out of the address bar
+        page.locator("#live.on").wait_for(timeout=SECONDS)
+        card = _card(page, first["action_id"], "agent-1")
+        card.wait_for(timeout=SECONDS)
+        # Every pending action of every session, oldest first: agent-2's came first.
+        keys = page.locator("article.action").evaluate_all("cards => cards.map(card => card.dataset.key)")
+        assert keys == ["1@agent-2", f"{first['action_id']}@agent-1"]
+        other = _card(page, 1, "agent-2")
+        assert other.locator(".reason").inner_text() == "Tool 'Bash' requires approval"
+        assert "Bash(git push *)" in other.locator("dl.why").inner_text()
+        assert other.locator(".suggestions code").inner_text() == "Bash(git push origin main)"
+        assert other.locator("select[name=scope] option").all_inner_texts() == [
+            "once: runs this call once",
+            "session: adds Bash(git push origin main) to the session",
+        ]
+        for name in ("Approve", "Reject", "Edit"):
+            assert card.get_by_role("button", name=name, exact=True).is_visible()
+        assert card.get_by_label("Feedback for the model (on reject)").is_visible()
+        assert page.locator("#pending-count").inner_text() == "2"
+        _screenshot(page, folder, "inbox-desktop")
+        _assert_fits(page, DESKTOP["width"])
+        page.set_viewport_size(PHONE)
+        _assert_fits(page, PHONE["width"])
+        assert card.get_by_role("button", name="Approve", exact=True).is_visible()
+        _screenshot(page, folder, "inbox-phone")
+        page.set_viewport_size(DESKTOP)
+        self._answer_each(page, agent, folder, first["action_id"])
+        self._look_back(page, folder)
+        # No asset came from the network: every request went to the inbox itself.
+        assert requests
+        assert all(url.startswith(inbox.origin + "/") for url in requests), requests
+
+    def _answer_each(self, page: Any, agent: AgentProcess, folder: Path, first: int) -> None:
+        """Approve, reject with feedback, edit (a typo first) and approve, unfold and approve."""
+        # 1. Approve as asked.
+        card = _card(page, first, "agent-1")
+        card.get_by_role("button", name="Approve", exact=True).click()
+        card.locator(".notice", has_text="approved").wait_for(timeout=SECONDS)
+
+        # 2. Reject with feedback: the new call shows up by itself (no reload).
+        second = agent.until("pending")
+        card = _card(page, second["action_id"], "agent-1")
+        card.wait_for(timeout=SECONDS)
+        card.get_by_label("Feedback for the model (on reject)").fill("remove build only, keep dist")
+        card.get_by_role("button", name="Reject", exact=True).click()
+        card.locator(".notice", has_text="rejected").wait_for(timeout=SECONDS)
+
+        # 3. Edit, fix a typo first (the parse error is shown, nothing is approved), then approve the edit.
+        third = agent.until("pending")
+        card = _card(page, third["action_id"], "agent-1")
+        card.wait_for(timeout=SECONDS)
+        card.get_by_role("button", name="Edit", exact=True).click()
+        editor = card.get_by_label("Edited arguments (JSON)")
+        editor.fill('{"command": "rm -rf build"')
+        card.get_by_role("button", name="Approve", exact=True).click()
+        card.locator(".notice", has_text="edited arguments are not JSON").wait_for(timeout=SECONDS)
+        _screenshot(page, folder, "inbox-edit-error")
+        editor.fill('{"command": "rm -rf build"}')
+        card.get_by_role("button", name="Approve", exact=True).click()
+        card.locator(".notice", has_text="edited").wait_for(timeout=SECONDS)
+
+        # 4. A long value folds; Approve waits until it was shown whole.
+        fourth = agent.until("pending")
+        card = _card(page, fourth["action_id"], "agent-1")
+        card.wait_for(timeout=SECONDS)
+        approve = card.get_by_role("button", name="Approve", exact=True)
+        assert approve.is_disabled()
+        assert card.locator(".fold-note").is_visible()
+        _screenshot(page, folder, "inbox-folded")
+        card.get_by_role("button", name="Show all 6,600 characters").click()
+        assert card.locator("pre.json").inner_text().count("line of the new notes") == 300
+        assert approve.is_enabled()
+        approve.click()
+        card.locator(".notice", has_text="approved").wait_for(timeout=SECONDS)
+
+    def _look_back(self, page: Any, folder: Path) -> None:
+        """The history shows who answered, when, how, and which answer was an edit, at both widths."""
+        page.get_by_role("link", name="History").click()
+        rows = page.locator("#history tbody tr")
+        rows.first.wait_for(timeout=SECONDS)
+        assert rows.count() == 4
+        texts = rows.all_inner_texts()
+        assert "rejected" in texts[2]
+        assert "remove build only, keep dist" in texts[2]
+        assert "edited" in texts[1]
+        assert "approved (once)" in texts[1]
+        assert all("ann" in text for text in texts)
+        _screenshot(page, folder, "inbox-history-desktop")
+        page.set_viewport_size(PHONE)
+        _assert_fits(page, PHONE["width"])
+        _screenshot(page, folder, "inbox-history-phone")
+
+    def test_filters_and_a_resolution_elsewhere(
+        self, inbox: InboxServer, browser: Any, store_path: Path
+    ) -> None:
+        """Filters by session and tool keep their cards; a card answered by another process says by whom."""
+        store = SqliteStore(store_path)
+        try:
+            first, second = ApprovalQueue(store=store, session="s1"), ApprovalQueue(store=store, session="s2")
+            first.submit(tool_call_id="a", tool_name="Bash", args={"command": "ls"})
+            first.submit(tool_call_id="b", tool_name="Edit", args={"file_path": "a.txt"})
+            second.submit(tool_call_id="c", tool_name="Bash", args={"command": "pwd"})
+            page = browser.new_page()
+            page.goto(inbox.url)
+            page.locator("#live.on").wait_for(timeout=SECONDS)
+            page.get_by_label("Session").select_option("s1")
+            page.get_by_label("Tool").select_option("Bash")
+            page.get_by_role("button", name="Filter").click()
+            page.locator("#live.on").wait_for(timeout=SECONDS)
+            keys = page.locator("article.action").evaluate_all("cards => cards.map(card => card.dataset.key)")
+            assert keys == ["1@s1"]
+            # The person starts answering; meanwhile someone else rejects the call in another process.
+            card = _card(page, 1, "s1")
+            card.get_by_label("Feedback for the model (on reject)").fill("thinking about it")
+            first.reject(1, feedback="no", decided_by="bob")
+            card.locator(".notice", has_text="already rejected by bob").wait_for(timeout=SECONDS)
+            assert card.locator("button.approve").is_disabled()  # and hidden: only the outcome shows
+            # A new call of the filtered session and tool appears by itself; one of another tool does not.
+            first.submit(tool_call_id="d", tool_name="Bash", args={"command": "make"})
+            first.submit(tool_call_id="e", tool_name="Edit", args={"file_path": "b.txt"})
+            _card(page, 3, "s1").wait_for(timeout=SECONDS)
+            assert _card(page, 4, "s1").count() == 0
+        finally:
+            store.close()
+
+
+@pytest.fixture(scope="module")
+def shared_store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One store for the bad-input tests: each has a session of its own in it."""
+    return tmp_path_factory.mktemp("bad-input") / "approvals.db"
+
+
+@pytest.fixture(scope="module")
+def shared_inbox(shared_store_path: Path) -> Iterator[InboxServer]:
+    """One inbox for the bad-input tests (starting one per test would cost a second each)."""
+    server = InboxServer(f"sqlite:///{shared_store_path}", user="ann")
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+class TestBadInput:
+    """Over HTTP: a missing or wrong token, a resolved id, bad edits, a foreign site, two people at once."""
+
+    @pytest.fixture
+    def store_path(self, shared_store_path: Path) -> Path:
+        return shared_store_path
+
+    @pytest.fixture
+    def inbox(self, shared_inbox: InboxServer) -> InboxServer:
+        return shared_inbox
+
+    @pytest.fixture
+    def queue(self, store_path: Path, request: pytest.FixtureRequest) -> Iterator[ApprovalQueue]:
+        """A session of this test's own, holding one pending call."""
+        store = SqliteStore(store_path)
+        try:
+            queue = ApprovalQueue(store=store, session=f"s-{request.node.name}")
+            queue.submit(tool_call_id="a", tool_name="Bash", args={"command": "ls"})
+            yield queue
+        finally:
+            store.close()
+
+    @pytest.mark.parametrize(
+        "cookie", [None, "ask_permissions_inbox_1=nope", "wrong"], ids=["missing", "other-port", "wrong"]
+    )
+    def test_without_the_token_nothing_is_read_or_changed(
+        self, inbox: InboxServer, queue: ApprovalQueue, cookie: str | None
+    ) -> None:
+        """Every route answers 401 without the token; an answer posted without it changes nothing."""
+        sent = cookie if cookie != "wrong" else f"ask_permissions_inbox_{inbox.port}=wrong"
+        for path in (
+            "/",
+            "/fragment",
+            "/events",
+            f"/action?session={quote(queue.session)}&id=1",
+            "/static/inbox.js",
+            "/?token=wrong",
+        ):
+            status, _, body = inbox.request("GET", path, cookie=sent)
+            assert status == 401, path
+            assert "ls" not in body
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
+        status, _ = inbox.answer(form, cookie=sent)
+        assert status == 401
+        assert queue.is_pending(1)
+
+    def test_the_token_in_the_address_sets_a_cookie(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """The printed address redirects to the page without the token, setting a strict, HTTP-only cookie."""
+        status, headers, _ = inbox.request("GET", "/?" + inbox.url.split("?", 1)[1], cookie=None)
+        assert (status, headers["location"]) == (303, "/")
+        cookie = headers["set-cookie"]
+        assert cookie.startswith(f"ask_permissions_inbox_{inbox.port}={inbox.token};")
+        assert "HttpOnly" in cookie
+        assert "SameSite=strict" in cookie
+        status, headers, body = inbox.request("GET", "/")
+        assert status == 200
+        assert "script-src 'self'" in headers["content-security-policy"]
+        assert 'src="/static/inbox.js' in body
+
+    def test_an_answer_from_another_site_is_refused(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """A POST with another site's Origin, or without the page's csrf field, is 403 and changes nothing."""
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
+        status, reply = inbox.answer(form, headers={"Origin": "http://evil.example"})
+        assert status == 403
+        assert "http://evil.example may not answer" in reply["message"]
+        status, _ = inbox.answer({**form, "csrf": "guessed"})
+        assert status == 403
+        assert queue.is_pending(1)
+
+    def test_an_id_already_resolved_says_so(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """Answering an action someone resolved is 409 naming who, and changes nothing."""
+        form = {**inbox.card_form(queue.session, 1), "decision": "reject", "feedback": "late"}
+        queue.approve(1, decided_by="bob")
+        status, reply = inbox.answer(form)
+        assert status == 409
+        assert reply["message"] == "action 1 is already approved by bob; nothing was changed"
+        action = queue[1]
+        assert action is not None
+        assert (action.status, action.feedback, action.decided_by) == ("approved", None, "bob")
+
+    @pytest.mark.parametrize(
+        ("arguments", "message"),
+        [
+            (
+                '{"command": "ls -a"',
+                "edited arguments are not JSON: Expecting ',' delimiter: line 1 column 20 (char 19)",
+            ),
+            ("command=ls", "edited arguments are not JSON: Expecting value: line 1 column 1 (char 0)"),
+            ('["ls", "-a"]', "edited arguments must be a JSON object (the tool's named arguments); got list"),
+            ("42", "must be a JSON object (the tool's named arguments); got int 42"),
+        ],
+        ids=["unterminated", "not-json", "array", "number"],
+    )
+    def test_bad_edits_are_refused_with_the_parse_error(
+        self, inbox: InboxServer, queue: ApprovalQueue, arguments: str, message: str
+    ) -> None:
+        """Edited arguments that are not a JSON object are 400 with the parser's message; nothing approved."""
+        form = {
+            **inbox.card_form(queue.session, 1),
+            "decision": "approve",
+            "scope": "once",
+            "arguments": arguments,
+        }
+        status, reply = inbox.answer(form)
+        assert status == 400
+        assert message in reply["message"]
+        assert queue.is_pending(1)
+
+    def test_a_scope_the_host_would_not_honour(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """A crafted scope the page did not offer is refused, saying why; the action stays pending."""
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "project"}
+        status, reply = inbox.answer(form)
+        assert status == 400
+        assert "said which answers its host carries out" in reply["message"]
+        assert queue.is_pending(1)
+
+    def test_a_changed_call_is_not_approved(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """The form carries the digest of the arguments it showed: another digest is 409, nothing approved."""
+        form = {
+            **inbox.card_form(queue.session, 1),
+            "decision": "approve",
+            "scope": "once",
+            "digest": "0" * 16,
+        }
+        status, reply = inbox.answer(form)
+        assert status == 409
+        assert "not the call this page showed" in reply["message"]
+        assert queue.is_pending(1)
+
+    def test_two_people_at_once(self, store_path: Path, queue: ApprovalQueue) -> None:
+        """Two inboxes answer the same action at the same moment: exactly one wins, the other is told who."""
+        ann, bob = (
+            InboxServer(f"sqlite:///{store_path}", user="ann"),
+            InboxServer(f"sqlite:///{store_path}", user="bob"),
+        )
+        try:
+            forms = [
+                {**server.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
+                for server in (ann, bob)
+            ]
+            start = threading.Barrier(2)
+            replies: dict[str, tuple[int, dict[str, Any]]] = {}
+
+            def answer(server: InboxServer, form: dict[str, str], name: str) -> None:
+                start.wait(10)
+                replies[name] = server.answer(form)
+
+            threads = [
+                threading.Thread(target=answer, args=(ann, forms[0], "ann")),
+                threading.Thread(target=answer, args=(bob, forms[1], "bob")),
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(60)
+            statuses = sorted(status for status, _ in replies.values())
+            assert statuses == [200, 409]
+            winner = next(name for name, (status, _) in replies.items() if status == 200)
+            loser = next(reply for status, reply in replies.values() if status == 409)
+            assert f"by {winner}" in loser["message"]
+            action = queue[1]
+            assert action is not None
+            assert (action.status, action.decided_by) == ("approved", winner)
+        finally:
+            ann.stop()
+            bob.stop()
+
+    def test_the_action_reads_as_json(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """GET /action gives one action as JSON; an unknown one is 404."""
+        status, _, body = inbox.request("GET", f"/action?session={quote(queue.session)}&id=1")
+        assert status == 200
+        assert json.loads(body)["args"] == {"command": "ls"}
+        status, _, _ = inbox.request("GET", f"/action?session={quote(queue.session)}&id=9")
+        assert status == 404
+
+
+class TestCommand:
+    """The command's own bad input: no store, a store that is not a database."""
+
+    def test_a_memory_store_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """memory: is no store another process shares: exit 2 saying so."""
+        from ask_permissions.cli._main import main
+
+        assert main(["inbox", "--store", "memory:"]) == 2
+        assert "needs a database store" in capsys.readouterr().err
+
+    def test_no_store(self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        """Without --store (or $ASK_PERMISSIONS_STORE): exit 2."""
+        from ask_permissions.cli._main import main
+
+        monkeypatch.delenv("ASK_PERMISSIONS_STORE", raising=False)
+        assert main(["inbox"]) == 2
+        assert "--store: a store URL is needed" in capsys.readouterr().err
