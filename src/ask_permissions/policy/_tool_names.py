@@ -9,10 +9,10 @@ would otherwise never match, and the tool would run ``rm``. One function decides
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
-import dataclasses
 from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias, final, get_args
 
@@ -24,6 +24,7 @@ from ask_permissions.rules._rules import PermissionRules, Rule
 from ask_permissions.typing import UnknownTools
 
 __all__ = [
+    "BESIDE_REGISTRY",
     "KEEP_HINT",
     "UNKNOWN_TOOLS",
     "ReferenceKind",
@@ -45,6 +46,15 @@ KEEP_HINT: Final = 'pass unknown_tools="keep" to keep rules for tools that come 
 ReferenceKind: TypeAlias = Literal["rule", "require_approval", "auto_approve", "tool", "kind", "hook"]
 """What names the tool: a rule, a ``require_approval`` entry, an ``auto_approve`` entry, a tool registry
 entry, a ``kinds`` entry, or a hook's matcher."""
+
+BESIDE_REGISTRY: Final[tuple[ReferenceKind, ...]] = (
+    "rule",
+    "require_approval",
+    "auto_approve",
+    "kind",
+    "hook",
+)
+"""What a policy's ``tools=`` registry must cover: every reference but the registry's own names."""
 
 _SHOWN_KNOWN: Final = 20  # known names an error lists before "..."
 _SHOWN_UNKNOWN: Final = 5  # unknown references an error spells out before "and N more"
@@ -83,19 +93,21 @@ class UnknownTool:
     suggestion: str | None
 
     def __str__(self) -> str:
-        reference = self.reference
-        if reference.name is None:
-            text = f"{reference.field}: {preview(reference.text)} matches no known tool"
-        elif reference.text == reference.name:
-            text = f"{reference.field}: the tool {preview(reference.name)} is not known"
+        return f"{self.reference.field} ({preview(self.reference.text)}): {self.problem}"
+
+    @property
+    def problem(self) -> str:
+        """What is wrong, without the field: ``names the tool 'x', which is not known; did you mean 'y'?``."""
+        return self.phrase()
+
+    def phrase(self, among: str | None = None) -> str:
+        """``problem``, saying where the tools are known (``among="in the tools table"``) if given."""
+        name = self.reference.name
+        if name is None:
+            text = "matches no known tool" if among is None else f"matches no tool {among}"
         else:
-            text = (
-                f"{reference.field}: {preview(reference.text)} names the tool {preview(reference.name)}, "
-                "which is not known"
-            )
-        if self.suggestion is not None:
-            text += f"; did you mean {self.suggestion!r}?"
-        return text
+            text = f"names the tool {preview(name)}, which is not {'known' if among is None else among}"
+        return text if self.suggestion is None else f"{text}; did you mean {self.suggestion!r}?"
 
 
 def unknown_tools(references: Iterable[ToolReference], known: Iterable[str]) -> list[UnknownTool]:
@@ -174,9 +186,15 @@ def raise_unknown(
     """Raise ``UnknownToolError`` for these findings, if there are any."""
     if not unknown:
         return
-    sentences = [_sentence(str(finding)) for finding in unknown[:_SHOWN_UNKNOWN]]
-    if len(unknown) > _SHOWN_UNKNOWN:
-        sentences.append(f"And {len(unknown) - _SHOWN_UNKNOWN} more.")
+    # One sentence per unknown name (a misspelt tool is often in several rules), in the order first met.
+    by_name: dict[str | int, list[UnknownTool]] = {}
+    for position, finding in enumerate(unknown):
+        name = finding.reference.name
+        by_name.setdefault(position if name is None else name, []).append(finding)
+    groups = list(by_name.values())
+    sentences = [_sentence(_group_text(group)) for group in groups[:_SHOWN_UNKNOWN]]
+    if len(groups) > _SHOWN_UNKNOWN:
+        sentences.append(f"And {len(groups) - _SHOWN_UNKNOWN} more.")
     shown = ", ".join(repr(name) for name in sorted(known)[:_SHOWN_KNOWN])
     if len(known) > _SHOWN_KNOWN:
         shown += ", ..."
@@ -189,6 +207,22 @@ def raise_unknown(
         unknown=tuple(unknown),
         known=tuple(known),
     )
+
+
+_SHOWN_PLACES: Final = 3  # places named for one unknown name before "and N more"
+
+
+def _group_text(group: Sequence[UnknownTool]) -> str:
+    """One finding as it reads alone, or the places that name one unknown tool, named together."""
+    if len(group) == 1:
+        return str(group[0])
+    places = [
+        f"{finding.reference.field} ({preview(finding.reference.text)})" for finding in group[:_SHOWN_PLACES]
+    ]
+    if len(group) > _SHOWN_PLACES:
+        places.append(f"{len(group) - _SHOWN_PLACES} more")
+    # The same name in each: the problem reads for all of them ("name" for "names").
+    return ", ".join(places[:-1]) + " and " + places[-1] + " " + group[0].problem.replace("names", "name", 1)
 
 
 def _sentence(text: str) -> str:
@@ -286,7 +320,7 @@ def name_references(field_name: str, names: Iterable[object], kind: ReferenceKin
     """A reference for each plain tool name (``auto_approve``'s keys, a registry's names)."""
     for name in names:
         if isinstance(name, str) and name:
-            yield ToolReference(f"{field_name}.{name}", name, name, kind != "tool", kind)
+            yield ToolReference(f"{field_name}.{name}", name, name, False, kind)  # looked up exactly
 
 
 def hook_references(hooks: Iterable[object]) -> Iterator[ToolReference]:
