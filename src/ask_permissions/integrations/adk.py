@@ -41,7 +41,8 @@ try:
     from google.adk.tools.tool_context import ToolContext
 except ImportError as error:
     raise ImportError(
-        "ask_permissions.integrations.adk needs Google ADK 1.14 or later: pip install 'ask-permissions[adk]'"
+        "ask_permissions.integrations.adk needs Google ADK 1.14 or later: pip install '.[adk]' from a "
+        "checkout (pip install 'ask-permissions[adk]' once the package is published)"
     ) from error
 
 from ask_permissions._errors import preview

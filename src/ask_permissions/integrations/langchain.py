@@ -42,7 +42,8 @@ try:
 except ImportError as error:
     raise ImportError(
         "ask_permissions.integrations.langchain needs LangChain v1 and LangGraph: "
-        "pip install 'ask-permissions[langchain]'"
+        "pip install '.[langchain]' from a checkout (pip install 'ask-permissions[langchain]' once the "
+        "package is published)"
     ) from error
 
 from ask_permissions._tool_call import ToolCall

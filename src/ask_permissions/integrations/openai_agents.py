@@ -39,7 +39,8 @@ try:
 except ImportError as error:
     raise ImportError(
         "ask_permissions.integrations.openai_agents needs the OpenAI Agents SDK 0.12.1 or later: "
-        "pip install 'ask-permissions[openai-agents]'"
+        "pip install '.[openai-agents]' from a checkout (pip install 'ask-permissions[openai-agents]' once "
+        "the package is published)"
     ) from error
 
 from ask_permissions._errors import preview

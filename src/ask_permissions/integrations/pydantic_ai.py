@@ -52,7 +52,8 @@ try:
 except ImportError as error:
     raise ImportError(
         "ask_permissions.integrations.pydantic_ai needs pydantic-ai 2.16 or later: "
-        "pip install 'ask-permissions[pydantic-ai]'"
+        "pip install '.[pydantic-ai]' from a checkout (pip install 'ask-permissions[pydantic-ai]' once the "
+        "package is published)"
     ) from error
 
 from ask_permissions._tool_call import ToolCall
