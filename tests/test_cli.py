@@ -521,6 +521,108 @@ class TestLint:
         assert in_process(capsys, "lint", str(path))[:2] == (0, f"{path}: no findings (2 rules, 0 tools)\n")
 
 
+class TestLintProject:
+    """lint takes a project directory as check does, says when it is clean, and prints JSON on request."""
+
+    def _project(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: object) -> Path:
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        project = tmp_path / "app"
+        (project / ".agent").mkdir(parents=True)
+        (project / ".agent" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        return project
+
+    def test_findings_name_their_file_and_position(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each finding names the settings file and the rule's list position, as the file spells it."""
+        project = self._project(
+            tmp_path, monkeypatch, {"permissions": {"allow": ["Bash", "Bash(git status)"]}}
+        )
+        file = project / ".agent" / "settings.json"
+        assert in_process(capsys, "lint", str(project)) == (
+            1,
+            f"{file}: permissions.allow[0] (allow Bash): downgraded to ask by the dangerous-tool guard: it "
+            "would allow any use of a tool that runs code; add an argument pattern, or declare it as ask\n"
+            f"{file}: permissions.allow[1] (allow Bash(git status)): never matches: {file}: "
+            "permissions.allow[0] (allow Bash) comes first and matches every call it could\n",
+            "",
+        )
+
+    def test_a_clean_project_says_so(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A clean project prints one line with what it read; an empty one too (it reads no file)."""
+        project = self._project(tmp_path, monkeypatch, {"permissions": {"deny": ["Bash(rm *)"]}})
+        assert in_process(capsys, "lint", str(project)) == (
+            0,
+            f"{project}: no findings (1 rule, 1 settings file)\n",
+            "",
+        )
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        assert in_process(capsys, "lint", str(empty))[:2] == (
+            0,
+            f"{empty}: no findings (0 rules, 0 settings files)\n",
+        )
+
+    def test_json(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--json prints one object: the path, the kind, the counts and each finding's fields."""
+        project = self._project(tmp_path, monkeypatch, {"permissions": {"allow": ["Bash"]}})
+        status, out, err = in_process(capsys, "lint", "--json", str(project))
+        assert (status, err) == (1, "")
+        document = json.loads(out)
+        file = str(project / ".agent" / "settings.json")
+        assert {key: document[key] for key in ("path", "kind", "rules", "settings_files")} == {
+            "path": str(project),
+            "kind": "project",
+            "rules": 1,
+            "settings_files": 1,
+        }
+        (finding,) = document["findings"]
+        assert finding["where"] == f"{file}: permissions.allow[0]"
+        assert (finding["subject"], finding["index"], finding["witness"]) == ("allow Bash", 0, None)
+        assert finding["text"].startswith(f"{file}: permissions.allow[0] (allow Bash): downgraded")
+
+    def test_json_of_a_clean_policy_file(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The example file: no findings, its counts."""
+        status, out, _ = in_process(capsys, "lint", "--json", str(EXAMPLE))
+        assert status == 0
+        assert json.loads(out) == {
+            "path": str(EXAMPLE),
+            "kind": "policy",
+            "rules": 8,
+            "tools": 9,
+            "findings": [],
+        }
+
+    def test_a_rule_text_error_gives_its_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A rule that cannot be read is bad input, naming the file, the rule's line and its field."""
+        project = self._project(tmp_path, monkeypatch, {"permissions": {"ask": ["Read", "Bash(git push"]}})
+        file = project / ".agent" / "settings.json"
+        assert in_process(capsys, "lint", str(project)) == (
+            2,
+            "",
+            f"ask-permissions: error: {file}:5: permissions.ask[1]: a '(' without a closing ')' at the end\n",
+        )
+
+    def test_a_folder_named_like_a_policy_file_is_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """policy.toml made a folder by mistake is refused as the file, not read as an empty project."""
+        folder = tmp_path / "policy.toml"
+        folder.mkdir()
+        for argv in (("lint", str(folder)), ("check", str(folder), "bash")):
+            assert in_process(capsys, *argv) == (
+                2,
+                "",
+                f"ask-permissions: error: cannot read {folder}: Is a directory\n",
+            )
+
+
 TOOLS = ("bash", "x", "xy")
 SUBSTRINGS = ("", "a", "ab", "abc", "b")
 lint_tool_patterns = st.one_of(

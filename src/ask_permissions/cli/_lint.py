@@ -8,7 +8,6 @@ check would grow quadratically its work per rule is capped, and past the cap it 
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -186,11 +185,7 @@ def lint_settings(
             for position, rule in enumerate(rules.rules):
                 merged.append(rule)
                 places.append(f"{where}: permissions.{decision}[{position}]")
-    findings = lint_rules(merged, None, (), measuring_budget=measuring_budget)
-    return [
-        dataclasses.replace(finding, where=places[finding.index]) if finding.index is not None else finding
-        for finding in findings
-    ]
+    return lint_rules(merged, None, (), measuring_budget=measuring_budget, places=places)
 
 
 def _unknown_finding(found: UnknownTool) -> Finding:
@@ -241,10 +236,15 @@ def lint_rules(
     tool_names: Collection[str],
     *,
     measuring_budget: float = MEASURING_BUDGET,
+    places: Sequence[str] | None = None,
 ) -> list[Finding]:
-    """The findings about one ordered list of rules (see ``lint_policy``)."""
+    """The findings about one ordered list of rules (see ``lint_policy``).
+
+    ``places`` names each rule where it is written (``<file>: permissions.allow[2]``): findings then name
+    rules by it, theirs as ``where`` and others' in their text, instead of by index.
+    """
     with RegexStudy(measuring_budget).recording() as study:
-        return _Linter(rules, layer, tuple(tool_names), study).findings()
+        return _Linter(rules, layer, tuple(tool_names), study, places).findings()
 
 
 def _layers(rules: object) -> list[tuple[RuleSetLayer | None, PermissionRules]]:
@@ -433,9 +433,15 @@ class _Linter:
     """The findings about one ordered list of rules."""
 
     def __init__(
-        self, rules: list[Rule], layer: RuleSetLayer | None, tool_names: tuple[str, ...], study: RegexStudy
+        self,
+        rules: list[Rule],
+        layer: RuleSetLayer | None,
+        tool_names: tuple[str, ...],
+        study: RegexStudy,
+        places: Sequence[str] | None = None,
     ) -> None:
         self.rules = rules
+        self.places = places
         self.layer = layer
         self.tool_names = tool_names
         self.study = study
@@ -479,7 +485,8 @@ class _Linter:
         return [finding for index in sorted(self.found) for finding in self.found[index]]
 
     def _report(self, index: int, why: str, witness: tuple[str, str] | None = None) -> None:
-        finding = Finding(self.layer, index, self._describe(index), why, witness)
+        where = None if self.places is None else self.places[index]
+        finding = Finding(self.layer, index, self._describe(index), why, witness, where)
         self.found.setdefault(index, []).append(finding)
 
     def _describe(self, index: int) -> str:
@@ -489,7 +496,8 @@ class _Linter:
         return text
 
     def _label(self, index: int) -> str:
-        return f"{rule_label(self.layer, index)} ({self._describe(index)})"
+        place = rule_label(self.layer, index) if self.places is None else self.places[index]
+        return f"{place} ({self._describe(index)})"
 
     # -- one rule at a time ---------------------------------------------------------------------------------
 

@@ -12,6 +12,7 @@ import json
 import os
 from typing import Any, Final
 
+from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions.policy._layered import LayeredPolicy
 from ask_permissions.policy._tool_names import registry_names
 from ask_permissions.queue._queue import ApprovalQueue
@@ -23,7 +24,7 @@ from ask_permissions.settings._settings import PermissionSettings
 from ._lint import Finding, lint_policy, lint_settings
 from ._regex_facts import MEASURING_BUDGET
 
-__all__ = ["add_lint_parser", "run_lint"]
+__all__ = ["add_lint_parser", "is_project", "run_lint"]
 
 COMMAND: Final = "lint"
 
@@ -67,7 +68,7 @@ def run_lint(options: argparse.Namespace, out: Any) -> int:
         InvalidSnapshotError: a file is invalid (naming the file, its line where found, and the field).
     """
     path: str = options.policy
-    if os.path.isdir(path):
+    if is_project(path):
         kind = "project"
         findings, counted = _lint_project(path)
     else:
@@ -90,6 +91,13 @@ def run_lint(options: argparse.Namespace, out: Any) -> int:
     return EXIT_FINDINGS if findings else EXIT_CLEAN
 
 
+def is_project(path: str) -> bool:
+    """Whether the command reads ``path`` as a project directory: a folder, unless it is named like a policy
+    file (``policy.toml`` made a folder by mistake is refused as the file it should be, not read as an empty
+    project that asks about everything)."""
+    return os.path.isdir(path) and not path.rstrip("/").endswith((".toml", ".json"))
+
+
 def _nouns(counted: dict[str, int]) -> list[tuple[str, int]]:
     names = {"rules": "rule", "tools": "tool", "settings_files": "settings file"}
     return [(names[key], count) for key, count in counted.items()]
@@ -97,7 +105,13 @@ def _nouns(counted: dict[str, int]) -> list[tuple[str, int]]:
 
 def _lint_file(path: str) -> tuple[list[Finding], dict[str, int]]:
     # Unknown tool names are findings here, beside the others, whatever the file says to do with them.
-    policy = load_policy(path, unknown_tools="keep")
+    try:
+        policy = load_policy(path, unknown_tools="keep")
+    except InvalidSnapshotError:
+        # A rule of a misspelt tool may not read at all (its tool has no kind): then the file's own reading
+        # says most, naming the unknown tool before its kind.
+        load_policy(path)
+        raise
     rules = policy.rules
     layers = (
         [rules]

@@ -26,7 +26,7 @@ from ._demo import run_demo
 from ._demo_layered import run_layered_demo
 from ._lint import describe_patterns, describe_rule, rule_label
 from ._lint_command import COMMAND as LINT
-from ._lint_command import add_lint_parser, run_lint
+from ._lint_command import add_lint_parser, is_project, run_lint
 from ._mcp_proxy import COMMAND as MCP_PROXY
 from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
 
@@ -179,7 +179,7 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
             raise ValueError(f"ARGS_JSON is not valid JSON ({error}): {args_json!r}") from None
         except RecursionError:
             raise ValueError("ARGS_JSON is nested too deeply to read") from None
-    policy: PolicyLike = _layered_policy(path) if os.path.isdir(path) else load_policy(path)
+    policy: PolicyLike = _layered_policy(path) if is_project(path) else load_policy(path)
     record = policy.evaluate(ToolCall(tool, arguments))
     # A dry run queues nothing, so nothing waits ahead of this call: the queue would approve it at once.
     by_queue = (

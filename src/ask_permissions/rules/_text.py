@@ -156,7 +156,12 @@ def _tool_pattern(text: str, name: str, decision: Decision) -> str | re.Pattern[
     if not name:
         raise RuleTextError(text, "no tool name")
     if _BAD_NAME_CHARACTER.search(name):
-        raise RuleTextError(text, "a tool name holds no whitespace, control characters or parentheses")
+        problem = "a tool name holds no whitespace, control characters or parentheses"
+        tool, colon, specifier = name.partition(":")
+        if colon and tool and specifier and not _BAD_NAME_CHARACTER.search(tool):
+            # "Bash:rm -rf *": the specifier goes in parentheses, not after a colon.
+            problem += f"; did you mean {tool}({specifier.strip()})?"
+        raise RuleTextError(text, problem)
     if not name.startswith("mcp__"):
         if "*" in name:
             raise RuleTextError(text, "a '*' in a tool name is only allowed at the end of an mcp__ name")

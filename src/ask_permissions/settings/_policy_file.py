@@ -232,7 +232,9 @@ def _build(
     read_version(config, "")
     mode = _optional(config, "mode", _read_mode)
     default: PolicyDefault = _optional(config, "default", _read_default) or "ask"
-    keep = unknown_tools or _optional(config, "unknown_tools", _read_unknown_tools) or "error"
+    # The file's own value is checked even when the host overrides it (lint does).
+    keep = _optional(config, "unknown_tools", _read_unknown_tools) or "error"
+    keep = unknown_tools or keep
     rules = _optional(config, "rules", _read_rules)
     require_approval = _optional(config, "require_approval", _read_require_approval)
     tools = _optional(config, "tools", _read_tools)
