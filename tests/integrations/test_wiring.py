@@ -114,33 +114,12 @@ def _adk(policy: PolicyLike, prompt: str, **options: Any) -> PermissionRequest |
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ADK 1.x warns on import
         pytest.importorskip("google.adk")
-        from google.adk.agents import LlmAgent
-        from google.adk.apps import App
-        from google.adk.runners import Runner
-        from google.adk.sessions import InMemorySessionService
-        from google.genai import types
-
         from ask_permissions.integrations.adk import PermissionPlugin
 
-        from .test_adk import CONFIRMATION, ScriptedLlm
+        from .test_adk import CONFIRMATION, run_once
 
-    functions: list[Any] = list(Recorder().functions)
-    app = App(
-        name="app",
-        root_agent=LlmAgent(name="a", model=ScriptedLlm(plan=PLAN), tools=functions),
-        plugins=[PermissionPlugin(policy, **options)],
-    )
-    sessions = InMemorySessionService()
-
-    async def run() -> list[Any]:
-        session = await sessions.create_session(app_name="app", user_id="user")
-        message = types.Content(role="user", parts=[types.Part(text=prompt)])
-        stream = Runner(app=app, session_service=sessions).run_async(
-            user_id="user", session_id=session.id, new_message=message
-        )
-        return [event async for event in stream]
-
-    for event in asyncio.run(run()):
+    events, _ = run_once(PermissionPlugin(policy, **options), prompt, list(Recorder().functions))
+    for event in events:
         for call in event.get_function_calls():
             if call.name == CONFIRMATION and call.args is not None:
                 payload: PermissionRequest = call.args["toolConfirmation"]["payload"]
