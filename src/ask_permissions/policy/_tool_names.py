@@ -9,6 +9,7 @@ would otherwise never match, and the tool would run ``rm``. One function decides
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import difflib
 import re
@@ -73,7 +74,8 @@ class ToolReference:
             prefix, a hook matcher), which must meet at least one known tool.
         folds: whether it also meets names that fold to its own (deny and ask rules, hooks).
         kind: what names the tool.
-        meets: whether it names a tool of this name (for a pattern).
+        regex: the tool regex of a pattern reference (a regex rule, an MCP server's prefix).
+        meets: whether it names a tool of this name, for any other pattern (a hook's matcher).
     """
 
     field: str
@@ -81,6 +83,7 @@ class ToolReference:
     name: str | None
     folds: bool
     kind: ReferenceKind = "rule"
+    regex: re.Pattern[str] | None = dataclasses.field(default=None, compare=False, repr=False)
     meets: Callable[[str], bool] | None = dataclasses.field(default=None, compare=False, repr=False)
 
 
@@ -120,6 +123,7 @@ def unknown_tools(references: Iterable[ToolReference], known: Iterable[str]) -> 
     names = _plain_names(known)
     exact = frozenset(names)
     folded = frozenset(fold_tool_name(name) for name in names)
+    regexes = _Regexes(names, tuple(sorted(folded - exact)))
     by_case = {name.casefold(): name for name in names}
     found: list[UnknownTool] = []
     for reference in references:
@@ -128,9 +132,74 @@ def unknown_tools(references: Iterable[ToolReference], known: Iterable[str]) -> 
             if name in exact or (reference.folds and fold_tool_name(name) in folded):
                 continue
             found.append(UnknownTool(reference, _nearest(name, names, by_case)))
+        elif reference.regex is not None:
+            if not regexes.meet_one(reference.regex, reference.folds):
+                found.append(UnknownTool(reference, None))
         elif reference.meets is not None and not any(reference.meets(name) for name in names):
             found.append(UnknownTool(reference, None))
     return found
+
+
+@final
+class _Regexes:
+    """Whether tool regexes meet a known name: each regex tried once, on the names and their folded forms;
+    an MCP server's prefix (``^mcp__github__``, a literal after ``^``) looked up in the sorted names."""
+
+    __slots__ = ("_folded", "_names", "_seen", "_sorted", "_sorted_folded")
+
+    def __init__(self, names: tuple[str, ...], folded: tuple[str, ...]) -> None:
+        self._names = names
+        self._folded = folded  # the folded forms that are no name themselves
+        self._sorted = sorted(names)
+        self._sorted_folded = sorted(folded)
+        self._seen: dict[tuple[str, int, bool], bool] = {}
+
+    def meet_one(self, regex: re.Pattern[str], folds: bool) -> bool:
+        key = (regex.pattern, regex.flags, folds)
+        known = self._seen.get(key)
+        if known is None:
+            known = self._seen[key] = self._meets(regex, folds)
+        return known
+
+    def _meets(self, regex: re.Pattern[str], folds: bool) -> bool:
+        prefix = _literal_prefix(regex)
+        if prefix is not None:
+            return _has_prefix(self._sorted, prefix) or (folds and _has_prefix(self._sorted_folded, prefix))
+        search = regex.search
+        return any(map(search, self._names)) or (folds and any(map(search, self._folded)))
+
+
+_ANY_REST: Final = frozenset({".*", ".*$", ".+", ".+$", "$"})
+
+
+def _literal_prefix(regex: re.Pattern[str]) -> str | None:
+    """``p`` when the regex is ``^`` then the literal ``p`` (as ``re.escape`` writes it), else ``None``."""
+    source = regex.pattern
+    if regex.flags & ~re.UNICODE or not source.startswith("^"):
+        return None
+    literal: list[str] = []
+    position = 1
+    while position < len(source):
+        char = source[position]
+        if char == "\\":
+            following = source[position + 1 : position + 2]
+            if not following or following.isalnum():
+                return None  # \d, \b, ...: a class or an anchor, not a character
+            literal.append(following)
+            position += 2
+        elif char in ".^$*+?{}[]|()":
+            # "^mcp__db__.*$": whatever follows the prefix. Read as the prefix alone, such a regex counts as
+            # known also where the rest would not match (a name with a line break): never a false error.
+            return "".join(literal) if source[position:] in _ANY_REST else None
+        else:
+            literal.append(char)
+            position += 1
+    return "".join(literal)
+
+
+def _has_prefix(ordered: Sequence[str], prefix: str) -> bool:
+    at = bisect.bisect_left(ordered, prefix)
+    return at < len(ordered) and ordered[at].startswith(prefix)
 
 
 def _plain_names(known: Iterable[object]) -> tuple[str, ...]:
@@ -308,12 +377,7 @@ def pattern_reference(
         return None
     if isinstance(pattern, str):
         return ToolReference(where, text, pattern, folds, kind)
-    regex: re.Pattern[str] = pattern
-
-    def meets(name: str) -> bool:
-        return regex.search(name) is not None or (folds and regex.search(fold_tool_name(name)) is not None)
-
-    return ToolReference(where, text, None, folds, kind, meets)
+    return ToolReference(where, text, None, folds, kind, regex=pattern)
 
 
 def name_references(field_name: str, names: Iterable[object], kind: ReferenceKind) -> Iterator[ToolReference]:
@@ -333,7 +397,7 @@ def hook_references(hooks: Iterable[object]) -> Iterator[ToolReference]:
         # One rule text names its tool before the parentheses; several, or an MCP prefix, are a pattern.
         name = matcher.partition("(")[0]
         plain = None if "|" in matcher or name.startswith("mcp__") else name
-        yield ToolReference(f"hooks[{position}]", matcher, plain, True, "hook", matches)
+        yield ToolReference(f"hooks[{position}]", matcher, plain, True, "hook", meets=matches)
 
 
 def registry_names(tools: object) -> tuple[str, ...] | None:
