@@ -26,10 +26,13 @@ from ask_permissions import (
     SessionPermissionGrants,
     SqliteStore,
     ToolCall,
+    UnknownToolError,
     load_policy,
     open_store,
+    require_known_tools,
+    unknown_tools,
 )
-from ask_permissions.typing import HookFunction, HooksConfig, PreToolUseHook
+from ask_permissions.typing import HookFunction, HooksConfig, PolicyDefault, PreToolUseHook, UnknownTools
 
 
 def hook(policy: ApprovalPolicy, call: ToolCall) -> str:
@@ -108,3 +111,14 @@ def hooks() -> ApprovalPolicy:
     assert answer is None or answer.is_deny
     both = Hooks([*Hooks.from_config(config, base_dir="."), hook])
     return ApprovalPolicy(queue=ApprovalQueue(), hooks=[*both, function])
+
+
+def known_tools() -> list[str]:
+    policy = ApprovalPolicy(queue=ApprovalQueue(), tools={"bash": {}}, default="ask", unknown_tools="keep")
+    default: PolicyDefault = policy.default
+    keep: UnknownTools = policy.unknown_tools
+    try:
+        require_known_tools(policy, ["bash"], where="host")
+    except UnknownToolError as error:
+        return [found.reference.field for found in unknown_tools(policy.tool_references(), error.known)]
+    return [default, keep]

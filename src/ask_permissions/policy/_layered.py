@@ -552,7 +552,9 @@ class LayeredPolicy(Engine[_Call]):
             (default: the settings' ``defaultMode``, else ``default``).
         tools: the tool registry (as for ``ApprovalPolicy``); tools may also declare ``read_only``,
             ``destructive`` (never accepted by ``acceptEdits`` nor answered by ``auto``'s reviewer) and
-            ``check_permissions(arguments, context)``.
+            ``check_permissions(arguments, context)``. Unlike ``ApprovalPolicy``'s, it is not taken for the
+            list of the agent's tools (settings files serve many agents); the adapters check the settings'
+            rules against the agent's own tools (``tool_references``, ``require_known_tools``).
         cwd: the working directory (default: the settings' project directory).
         session_grants: whole-tool grants for the session (a ``SessionPermissionGrants``).
         on_decision: as for ``ApprovalPolicy``.
