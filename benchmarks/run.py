@@ -417,8 +417,9 @@ def tool_name_runners() -> Iterator[tuple[str, Runner]]:
     known = [*named, *(f"mcp__srv{server}__query" for server in range(2000)), TARGET_TOOL, OTHER_TOOL]
     require_known_tools(policy, known, where="benchmark")  # every rule names a known tool: no error
     yield "require_known_tools, 1000 rules", loop(lambda: require_known_tools(policy, known, where="b"))
-    yield "PermissionRules.from_snapshot, 1000 rules, for the check", loop(
-        lambda: PermissionRules.from_snapshot(data)
+    yield (
+        "PermissionRules.from_snapshot, 1000 rules, for the check",
+        loop(lambda: PermissionRules.from_snapshot(data)),
     )
 
 
