@@ -39,6 +39,7 @@ from ask_permissions import (
     SessionPermissionGrants,
     SettingsSource,
     ToolCall,
+    require_known_tools,
 )
 from ask_permissions.rules import _patterns
 
@@ -237,6 +238,7 @@ def policy_runners() -> Iterator[tuple[str, Runner, Callable[[], object]]]:
         require_approval=ALL,
         tools=[Tool(TARGET_TOOL), Tool(OTHER_TOOL, side_effect_scope="external")],
         session_grants=SessionPermissionGrants([OTHER_TOOL]),
+        unknown_tools="keep",  # the synthetic rules name tools the two-tool registry does not list
     )
     hook = policy.before_tool_call
     proceed_call = ToolCall(TARGET_TOOL, ARGUMENTS, "call_1")
@@ -404,6 +406,23 @@ def snapshot_runners() -> Iterator[tuple[str, Runner]]:
     yield "PermissionRules.snapshot, 1000 rules", loop(rules.snapshot)
 
 
+def tool_name_runners() -> Iterator[tuple[str, Runner]]:
+    """The check of a policy's rules against the tools an agent has (once, at wiring), against reading
+    the same rules from their snapshot: it should cost a fraction of it."""
+    rules = build_rules(1000)
+    data = rules.snapshot()
+    policy = ApprovalPolicy(queue=ApprovalQueue(), rules=rules, require_approval=ALL)
+    named = sorted({reference.name for reference in policy.tool_references() if reference.name is not None})
+    # The regex rules each meet one MCP server's tools: give every server one tool.
+    known = [*named, *(f"mcp__srv{server}__query" for server in range(2000)), TARGET_TOOL, OTHER_TOOL]
+    require_known_tools(policy, known, where="benchmark")  # every rule names a known tool: no error
+    yield "require_known_tools, 1000 rules", loop(lambda: require_known_tools(policy, known, where="b"))
+    yield (
+        "PermissionRules.from_snapshot, 1000 rules, for the check",
+        loop(lambda: PermissionRules.from_snapshot(data)),
+    )
+
+
 # -- the report ------------------------------------------------------------------------------------------
 
 
@@ -426,6 +445,8 @@ def run_all(settings: Settings) -> tuple[dict[str, float], float]:
             bench.auto(), settings, bench.reset
         )
     for name, runner in snapshot_runners():
+        results[name] = measure(runner, settings)
+    for name, runner in tool_name_runners():
         results[name] = measure(runner, settings)
     memory = bytes_per_action(settings.memory_actions)
     results["memory per resolved Action, its args copy included (bytes, not ns)"] = memory
@@ -477,6 +498,12 @@ def targets(results: dict[str, float], floor: float, settings: Settings) -> list
             results[f"submit, auto-approved item, {large:,} resolved"]
             / results[f"submit, auto-approved item, {small:,} resolved"],
             1.5,
+        ),
+        (
+            "require_known_tools / PermissionRules.from_snapshot, 1000 rules",
+            results["require_known_tools, 1000 rules"]
+            / results["PermissionRules.from_snapshot, 1000 rules, for the check"],
+            1.0,
         ),
     ]
 

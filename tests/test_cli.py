@@ -23,6 +23,7 @@ from ask_permissions.cli._demo import demo_policy_bytes, run_demo
 from ask_permissions.cli._lint import lint_rules
 from ask_permissions.cli._main import EXIT_AUTO_APPROVED, main
 
+from .docs_pages import shown_copies
 from .strategies import decisions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,9 +114,13 @@ class TestSubprocess:
         assert record["action_id"] is None
 
     def test_lint(self, tmp_path: Path) -> None:
-        """lint exits 0 on the clean example and 1 with a finding a line."""
+        """lint exits 0 on the clean example, saying so in one line, and 1 with a finding a line."""
         clean = run_cli("lint", str(EXAMPLE))
-        assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
+        assert (clean.returncode, clean.stdout, clean.stderr) == (
+            0,
+            f"{EXAMPLE}: no findings (8 rules, 9 tools)\n",
+            "",
+        )
         path = write_policy(tmp_path, [{"decision": "allow", "tool_pattern": string("bash")}])
         found = run_cli("lint", str(path))
         assert (found.returncode, found.stderr) == (1, "")
@@ -277,7 +282,6 @@ class TestCheck:
                 "ARGS_JSON is nested too deeply",
                 id="args-json-too-deep",
             ),
-            pytest.param(("lint", str(ROOT / "examples")), "cannot read", id="directory"),
         ],
     )
     def test_bad_input(self, capsys: pytest.CaptureFixture[str], argv: Sequence[str], message: str) -> None:
@@ -437,10 +441,15 @@ class TestLint:
     def test_rules(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], rules: list[Any], expected: list[str]
     ) -> None:
-        """Each finding names the rule by index and says why; a clean file prints nothing and exits 0."""
-        status, out, err = in_process(capsys, "lint", str(write_policy(tmp_path, rules)))
+        """Each finding names the rule by index and says why; a clean file prints one line and exits 0."""
+        path = write_policy(tmp_path, rules)
+        status, out, err = in_process(capsys, "lint", str(path))
         lines = out.splitlines()
         assert (status, err) == (1 if expected else 0, "")
+        if not expected:
+            counted = f"{len(rules)} rule{'' if len(rules) == 1 else 's'}"
+            assert lines == [f"{path}: no findings ({counted}, 0 tools)"]
+            return
         assert len(lines) == len(expected)
         for line, want in zip(lines, expected, strict=True):
             label, why = want.split(": ", 1)
@@ -460,17 +469,21 @@ class TestLint:
         )
 
     def test_registry_regexes(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """With a tools table, a tool regex that matches none of its names is reported."""
+        """With a tools table, a tool regex that matches none of its names is reported, and so is a name
+        that is none of them (the same check that refuses the file at load, reported beside the rest)."""
         rules = [rule("ask", regexp("^mcp_")), rule("ask", regexp("FILE", "i")), rule("ask", string("other"))]
         path = write_policy(tmp_path, rules, tools={"read_file": {}, "bash": {}})
         status, out, _ = in_process(capsys, "lint", str(path))
         assert status == 1
         assert out == (
-            "rule 0 (ask tools matching /^mcp_/): "
-            "its tool regex matches no tool in the policy's tools table\n"
+            "rules.rules[0] (the tool regex /^mcp_/): matches no tool in the policy's tools table\n"
+            "rules.rules[2] (other): names the tool 'other', which is not in the policy's tools table\n"
         )
         without_registry = write_policy(tmp_path, rules)
-        assert in_process(capsys, "lint", str(without_registry))[:2] == (0, "")
+        assert in_process(capsys, "lint", str(without_registry))[:2] == (
+            0,
+            f"{without_registry}: no findings (3 rules, 0 tools)\n",
+        )
 
     def test_rule_set_layers(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """In a rule set each layer is linted alone, and each finding names its layer."""
@@ -506,7 +519,109 @@ class TestLint:
             json.dumps({"version": 1, "rules": {"version": 1, "default_rules": same, "project_rules": same}}),
             encoding="utf-8",
         )
-        assert in_process(capsys, "lint", str(path))[:2] == (0, "")
+        assert in_process(capsys, "lint", str(path))[:2] == (0, f"{path}: no findings (2 rules, 0 tools)\n")
+
+
+class TestLintProject:
+    """lint takes a project directory as check does, says when it is clean, and prints JSON on request."""
+
+    def _project(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, settings: object) -> Path:
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        project = tmp_path / "app"
+        (project / ".agent").mkdir(parents=True)
+        (project / ".agent" / "settings.json").write_text(json.dumps(settings, indent=2), encoding="utf-8")
+        return project
+
+    def test_findings_name_their_file_and_position(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Each finding names the settings file and the rule's list position, as the file spells it."""
+        project = self._project(
+            tmp_path, monkeypatch, {"permissions": {"allow": ["Bash", "Bash(git status)"]}}
+        )
+        file = project / ".agent" / "settings.json"
+        assert in_process(capsys, "lint", str(project)) == (
+            1,
+            f"{file}: permissions.allow[0] (allow Bash): downgraded to ask by the dangerous-tool guard: it "
+            "would allow any use of a tool that runs code; add an argument pattern, or declare it as ask\n"
+            f"{file}: permissions.allow[1] (allow Bash(git status)): never matches: {file}: "
+            "permissions.allow[0] (allow Bash) comes first and matches every call it could\n",
+            "",
+        )
+
+    def test_a_clean_project_says_so(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A clean project prints one line with what it read; an empty one too (it reads no file)."""
+        project = self._project(tmp_path, monkeypatch, {"permissions": {"deny": ["Bash(rm *)"]}})
+        assert in_process(capsys, "lint", str(project)) == (
+            0,
+            f"{project}: no findings (1 rule, 1 settings file)\n",
+            "",
+        )
+        empty = tmp_path / "empty"
+        empty.mkdir()
+        assert in_process(capsys, "lint", str(empty))[:2] == (
+            0,
+            f"{empty}: no findings (0 rules, 0 settings files)\n",
+        )
+
+    def test_json(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--json prints one object: the path, the kind, the counts and each finding's fields."""
+        project = self._project(tmp_path, monkeypatch, {"permissions": {"allow": ["Bash"]}})
+        status, out, err = in_process(capsys, "lint", "--json", str(project))
+        assert (status, err) == (1, "")
+        document = json.loads(out)
+        file = str(project / ".agent" / "settings.json")
+        assert {key: document[key] for key in ("path", "kind", "rules", "settings_files")} == {
+            "path": str(project),
+            "kind": "project",
+            "rules": 1,
+            "settings_files": 1,
+        }
+        (finding,) = document["findings"]
+        assert finding["where"] == f"{file}: permissions.allow[0]"
+        assert (finding["subject"], finding["index"], finding["witness"]) == ("allow Bash", 0, None)
+        assert finding["text"].startswith(f"{file}: permissions.allow[0] (allow Bash): downgraded")
+
+    def test_json_of_a_clean_policy_file(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """The example file: no findings, its counts."""
+        status, out, _ = in_process(capsys, "lint", "--json", str(EXAMPLE))
+        assert status == 0
+        assert json.loads(out) == {
+            "path": str(EXAMPLE),
+            "kind": "policy",
+            "rules": 8,
+            "tools": 9,
+            "findings": [],
+        }
+
+    def test_a_rule_text_error_gives_its_line(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A rule that cannot be read is bad input, naming the file, the rule's line and its field."""
+        project = self._project(tmp_path, monkeypatch, {"permissions": {"ask": ["Read", "Bash(git push"]}})
+        file = project / ".agent" / "settings.json"
+        assert in_process(capsys, "lint", str(project)) == (
+            2,
+            "",
+            f"ask-permissions: error: {file}:5: permissions.ask[1]: a '(' without a closing ')' at the end\n",
+        )
+
+    def test_a_folder_named_like_a_policy_file_is_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """policy.toml made a folder by mistake is refused as the file, not read as an empty project."""
+        folder = tmp_path / "policy.toml"
+        folder.mkdir()
+        for argv in (("lint", str(folder)), ("check", str(folder), "bash")):
+            assert in_process(capsys, *argv) == (
+                2,
+                "",
+                f"ask-permissions: error: cannot read {folder}: Is a directory\n",
+            )
 
 
 TOOLS = ("bash", "x", "xy")
@@ -555,11 +670,12 @@ class TestDemo:
         assert demo_policy_bytes() == EXAMPLE.read_bytes()
 
     def test_transcript_in_the_docs(self) -> None:
-        """The docs' demo transcript (one file, included where shown) is what the demo prints."""
+        """The docs show the demo's transcript, each copy exactly what the demo prints."""
         out = io.StringIO()
         assert run_demo(out) == 0
-        transcript = ROOT / "docs" / "includes" / "demo-transcript.txt"
-        assert transcript.read_text(encoding="utf-8") == out.getvalue()
+        copies = shown_copies(out.getvalue())
+        assert copies != []
+        assert [body for _, body in copies] == [out.getvalue()] * len(copies)
 
     def test_console_script(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """pyproject's console script names a function that exits with main's status."""

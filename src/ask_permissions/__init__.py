@@ -13,6 +13,7 @@ from ._errors import (
     SandboxUnavailableError,
     StoreError,
     StoreUnavailableError,
+    UnknownToolError,
 )
 from ._tool_call import ToolCall
 from ._version import __version__
@@ -31,6 +32,7 @@ from .policy._results import BlockResult, HookResult, PendingResult, ProceedResu
 from .policy._reviewer import DenialTracker, Review
 from .policy._safety import PROTECTED_PATHS, ProtectedPaths
 from .policy._tool_metadata import ToolMetadata
+from .policy._tool_names import ToolReference, UnknownTool, require_known_tools, unknown_tools
 from .queue._grants import SessionPermissionGrants
 from .queue._open import open_store
 from .queue._postgres import PostgresStore
@@ -102,6 +104,9 @@ __all__ = [
     "StoreUnavailableError",
     "ToolCall",
     "ToolMetadata",
+    "ToolReference",
+    "UnknownTool",
+    "UnknownToolError",
     "WebhookNotifier",
     "__version__",
     "allow_all",
@@ -110,5 +115,7 @@ __all__ = [
     "deny_all",
     "load_policy",
     "open_store",
+    "require_known_tools",
     "slack_message",
+    "unknown_tools",
 ]

@@ -48,6 +48,7 @@ __all__ = [
     "PendingResult",
     "PermissionDecision",
     "PermissionRequest",
+    "PolicyDefault",
     "PolicyLike",
     "PreToolUseHook",
     "ProceedResult",
@@ -60,6 +61,7 @@ __all__ = [
     "SandboxRunLike",
     "SettingsSourceName",
     "ToolCallLike",
+    "UnknownTools",
 ]
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
@@ -135,6 +137,14 @@ PathShape: TypeAlias = Literal["exact", "tree", "partial", "anywhere"]
 """What a path specifier matches beyond its literal part (``PathPattern.fixed_part``): ``"exact"`` that one
 path, ``"tree"`` everything inside it, ``"partial"`` some names inside it, ``"anywhere"`` a name at any
 depth."""
+
+PolicyDefault: TypeAlias = Literal["ask", "proceed"]
+"""What an ``ApprovalPolicy`` does with a call nothing decided: ``"ask"`` a person (a policy file's default),
+or ``"proceed"`` (the gem's "unconfigured means allow", ``ApprovalPolicy``'s own default)."""
+
+UnknownTools: TypeAlias = Literal["error", "keep"]
+"""What to do where the tools are known and a rule names none of them: ``"error"`` refuses the policy (a
+typo must not pass quietly); ``"keep"`` keeps such rules, for tools that come later."""
 
 
 class ProceedResult(TypedDict):
@@ -219,8 +229,11 @@ ask ended, when the record of the ask itself is no longer known)."""
 class PermissionRequest(TypedDict):
     """What a person is asked to decide: the queued action, the call it stands for and why it waits.
 
-    ``error`` is there only when the person's previous answer could not be read; it says what was wrong.
-    JSON-safe as long as the tool's arguments are.
+    ``layer`` is the decision layer that asked, ``rule`` the deciding rule's text (or the hook or check that
+    asked), ``source`` where the rule came from (a settings source), and ``suggestions`` the rules a "don't
+    ask again" answer would write: the action's ``why`` (``None`` and ``[]`` for an action queued without
+    one). ``error`` is there only when the person's previous answer could not be read; it says what was
+    wrong. JSON-safe as long as the tool's arguments are.
     """
 
     action_id: int
@@ -228,6 +241,10 @@ class PermissionRequest(TypedDict):
     tool: str
     args: Any
     reason: str
+    layer: str | None
+    rule: str | None
+    source: str | None
+    suggestions: list[str]
     error: NotRequired[str]
 
 

@@ -39,6 +39,23 @@ with warnings.catch_warnings():
 CONFIRMATION = "adk_request_confirmation"  # the function ADK calls to ask the client for a confirmation
 
 
+def run_once(plugin: PermissionPlugin, prompt: str, functions: list[Any]) -> tuple[list[Any], ScriptedLlm]:
+    """One prompt through a fresh app of one agent with these tools and the plugin: its events and model."""
+    model = ScriptedLlm(plan=PLAN)
+    app = App(name="app", root_agent=LlmAgent(name="a", model=model, tools=functions), plugins=[plugin])
+    sessions = InMemorySessionService()
+
+    async def run() -> list[Any]:
+        session = await sessions.create_session(app_name="app", user_id="user")
+        message = types.Content(role="user", parts=[types.Part(text=prompt)])
+        stream = Runner(app=app, session_service=sessions).run_async(
+            user_id="user", session_id=session.id, new_message=message
+        )
+        return [event async for event in stream]
+
+    return asyncio.run(run()), model
+
+
 class ScriptedLlm(BaseLlm):
     """A model that follows PLAN and records every tool response it is shown."""
 
@@ -187,6 +204,10 @@ class TestPending:
             "tool": "bash",
             "args": {"command": "ls"},
             "reason": "Tool 'bash' requires approval",
+            "layer": "approval_required",
+            "rule": None,
+            "source": None,
+            "suggestions": [],
         }
         assert host.tools.ran == []
         assert host.model.seen == []  # the invocation ended on the request, not on a model turn

@@ -87,34 +87,11 @@ def _adk(policy: ApprovalPolicy, prompt: str, tools: Recorder) -> str:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # ADK 1.x warns on import
         pytest.importorskip("google.adk")
-        from google.adk.agents import LlmAgent
-        from google.adk.apps import App
-        from google.adk.runners import Runner
-        from google.adk.sessions import InMemorySessionService
-        from google.genai import types
-
         from ask_permissions.integrations.adk import PermissionPlugin
 
-        from .test_adk import CONFIRMATION, ScriptedLlm
+        from .test_adk import CONFIRMATION, run_once
 
-    model = ScriptedLlm(plan=PLAN)
-    functions: list[Any] = list(tools.functions)
-    app = App(
-        name="app",
-        root_agent=LlmAgent(name="a", model=model, tools=functions),
-        plugins=[PermissionPlugin(policy)],
-    )
-    sessions = InMemorySessionService()
-
-    async def run() -> list[Any]:
-        session = await sessions.create_session(app_name="app", user_id="user")
-        message = types.Content(role="user", parts=[types.Part(text=prompt)])
-        stream = Runner(app=app, session_service=sessions).run_async(
-            user_id="user", session_id=session.id, new_message=message
-        )
-        return [event async for event in stream]
-
-    events = asyncio.run(run())
+    events, model = run_once(PermissionPlugin(policy), prompt, list(tools.functions))
     if any(call.name == CONFIRMATION for event in events for call in event.get_function_calls()):
         return "asked"
     return "ran" if tools.ran else f"refused: {model.seen[-1][1]['error']}"

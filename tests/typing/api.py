@@ -33,10 +33,20 @@ from ask_permissions import (
     StoreError,
     StoreUnavailableError,
     ToolCall,
+    UnknownToolError,
     load_policy,
     open_store,
+    require_known_tools,
+    unknown_tools,
 )
-from ask_permissions.typing import HookFunction, HooksConfig, PreToolUseHook, SandboxLike
+from ask_permissions.typing import (
+    HookFunction,
+    HooksConfig,
+    PolicyDefault,
+    PreToolUseHook,
+    SandboxLike,
+    UnknownTools,
+)
 
 
 def hook(policy: ApprovalPolicy, call: ToolCall) -> str:
@@ -146,3 +156,14 @@ def sandboxed(settings: PermissionSettings) -> str:
         decided = outcome
     sandboxed_call = decided is not None and decided.get("sandboxed", False)
     return f"{walls is not None} {profile.cwd} {result.stdout} {argv} {record.sandboxed} {sandboxed_call}"
+
+
+def known_tools() -> list[str]:
+    policy = ApprovalPolicy(queue=ApprovalQueue(), tools={"bash": {}}, default="ask", unknown_tools="keep")
+    default: PolicyDefault = policy.default
+    keep: UnknownTools = policy.unknown_tools
+    try:
+        require_known_tools(policy, ["bash"], where="host")
+    except UnknownToolError as error:
+        return [found.reference.field for found in unknown_tools(policy.tool_references(), error.known)]
+    return [default, keep]
