@@ -853,7 +853,7 @@ async def run_stdio_proxy(
     Raises:
         ValueError: ``command`` is empty, or ``server_name`` is not a valid name.
         OSError: the upstream command cannot be started.
-        Whatever ``check_tools`` raises.
+        Exception: whatever ``check_tools`` raises.
     """
     if not command:
         raise ValueError("command: expected the upstream MCP server's command and arguments; got none")
