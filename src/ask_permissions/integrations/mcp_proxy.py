@@ -453,6 +453,9 @@ class PermissionProxy:
         if outcome.modified:
             report["modified"] = True  # not the model's arguments: a rewrite, or what a person approved
         report["did"] = "forwarded"
+        if outcome.modified:  # a person's edit (or a check's rewrite) is what runs
+            arguments = outcome.arguments
+            report["edited"] = True
         try:
             forwarded = await self._upstream.call_tool(tool, forwarded_arguments)
         except Exception:

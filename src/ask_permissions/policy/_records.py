@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
@@ -12,7 +13,7 @@ from ask_permissions.rules._patterns import StoredArgumentPattern, ToolPattern, 
 from ask_permissions.rules._rules import RuleMatch
 from ask_permissions.typing import Decision, DecisionLayer, HookAction, RecordVerdict, RuleSetLayer
 
-__all__ = ["DecisionRecord", "MatchedRule"]
+__all__ = ["DecisionRecord", "MatchedRule", "describe_patterns"]
 
 
 def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str, object]:
@@ -21,6 +22,32 @@ def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str
     except ValueError:  # a regex flag a snapshot cannot carry: keep the source, say the flags are unknown
         data = {"type": "regexp", "source": getattr(pattern, "pattern", str(pattern)), "flags": None}
     return MappingProxyType(data)
+
+
+def describe_patterns(
+    decision: str, tool_pattern: Mapping[str, object], argument_pattern: Mapping[str, object] | None
+) -> str:
+    """A rule in one short phrase, from its decision and its patterns in snapshot form."""
+    kind = tool_pattern.get("type")
+    if kind == "all":
+        tool = "every tool"
+    elif kind == "regexp":
+        tool = f"tools matching {_regex(tool_pattern)}"
+    else:
+        tool = str(tool_pattern.get("value"))
+    text = f"{decision} {tool}"
+    if argument_pattern is None or argument_pattern.get("type") == "all":
+        return text
+    if argument_pattern.get("type") == "regexp":
+        return f"{text}, arguments matching {_regex(argument_pattern)}"
+    if argument_pattern.get("type") in ("command", "path", "domain"):
+        return f"{text}({argument_pattern.get('text')})"
+    return f"{text}, arguments containing {json.dumps(argument_pattern.get('value'), ensure_ascii=False)}"
+
+
+def _regex(pattern: Mapping[str, object]) -> str:
+    flags = pattern.get("flags")
+    return f"/{pattern.get('source')}/{'' if flags is None else flags}"
 
 
 @final
@@ -61,6 +88,14 @@ class MatchedRule:
             text=rule.text,
             parts=tuple((part.subcommand, part.index, part.rule.text) for part in match.parts),
         )
+
+    @property
+    def described(self) -> str:
+        """The rule as a person reads it: its text (``Bash(git status)``), or its patterns in a phrase
+        (``ask bash, arguments containing "rm"``) for a rule that was not written as text."""
+        if self.text is not None:
+            return self.text
+        return describe_patterns(self.declared_decision, self.tool_pattern, self.argument_pattern)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe data."""
@@ -104,6 +139,12 @@ class DecisionRecord:
         modified: the call runs with replaced arguments (``args_digest`` stays the digest of the model's
             original arguments: it identifies the call the model made).
         rule_id: the id of the check function that decided, if one did.
+        decided_by: who decided: ``"rule"`` (the policy's own layers) or ``"reviewer"`` (``auto`` mode's
+            reviewer) for a proceed or block; for an ask's resolution, the action's ``decided_by`` (a
+            person's name, ``"auto_approve"``, ``"expiry"``, ``"policy"``); ``None`` for an ask, or an
+            answer nobody named.
+        edited_digest: for an approval with a person's edited arguments (verdict ``allow_modified``), the
+            digest of those arguments (``args_digest`` stays the digest of the call the model made).
     """
 
     tool: str
@@ -119,6 +160,8 @@ class DecisionRecord:
     verdict: RecordVerdict | None = None
     modified: bool = False
     rule_id: str | None = None
+    decided_by: str | None = None
+    edited_digest: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -133,8 +176,8 @@ class DecisionRecord:
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict.
 
-        ``verdict`` is always there; keys of fields that do not apply (``source``, ``rule_id``, ``modified``
-        when false) are left out.
+        ``verdict`` is always there; keys of fields that do not apply (``source``, ``rule_id``,
+        ``decided_by``, ``edited_digest``, ``modified`` when false) are left out.
         """
         data: dict[str, Any] = {
             "tool": self.tool,
@@ -154,4 +197,8 @@ class DecisionRecord:
             data["modified"] = True
         if self.rule_id is not None:
             data["rule_id"] = self.rule_id
+        if self.decided_by is not None:
+            data["decided_by"] = self.decided_by
+        if self.edited_digest is not None:
+            data["edited_digest"] = self.edited_digest
         return data
