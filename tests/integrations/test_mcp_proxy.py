@@ -118,6 +118,7 @@ class TestElicitation:
                 'Tool: "bash"',
                 'Arguments: {"command": "ls"}',
                 "Reason: \"Tool 'bash' requires approval\"",
+                'Layer: "approval_required"',
             ]
         )
         assert len(asked) == 2
@@ -211,7 +212,7 @@ class TestWithoutElicitation:
             results.append(await client.call_tool("bash", {"command": "rm -rf build dist"}))
 
         harness.run(scenario)
-        assert _text(results[0]) == 'bash ran with {"command": "rm -rf build"}'
+        assert text(results[0]) == 'bash ran with {"command": "rm -rf build"}'
         assert harness.upstream.ran == [("bash", {"command": "rm -rf build"})]
 
     def test_a_retry_after_rejection_gets_the_feedback(self) -> None:
@@ -631,10 +632,64 @@ class TestWholeCall:
         (prompt,) = harness.run(scenario, answers=["decline"])
         heading, *lines = prompt.split("\n")
         assert heading == PROMPT_HEADING
-        assert [line.partition(": ")[0] for line in lines] == ["Tool", "Arguments", "Reason"]
+        assert [line.partition(": ")[0] for line in lines] == ["Tool", "Arguments", "Reason", "Layer"]
         assert json.loads(lines[0].removeprefix("Tool: ")) == FORGING_NAME
         assert "\x1b" not in prompt
         assert harness.upstream.ran == []
+
+    def test_the_prompt_says_why_layer_rule_source_and_suggestions(self) -> None:
+        """A LayeredPolicy: the prompt carries each action's why — for an ask rule of a settings source its
+        layer, rule and source; for a call nothing decided, the rules "don't ask again" would write."""
+        from ask_permissions import LayeredPolicy, PermissionSettings, SettingsSource
+
+        project = Path("/work/project")
+        source = SettingsSource("project", project, None, ask=("mcp__files__bash",))
+        settings = PermissionSettings([source], project_dir=project)
+        policy = LayeredPolicy(queue=ApprovalQueue(), settings=settings)
+        harness = Harness(policy, server_name="files")  # type: ignore[arg-type]
+
+        async def scenario(client: ClientSession) -> None:
+            await client.call_tool("bash", {"command": "ls"})
+            await client.call_tool("fetch", {"url": "https://example.org"})
+
+        asked = harness.run(scenario, answers=["decline", "decline"])
+        shown = [
+            {
+                label: json.loads(value)
+                for label, _, value in (line.partition(": ") for line in prompt.split("\n")[1:])
+            }
+            for prompt in asked
+        ]
+        whys = []
+        for action_id in (1, 2):
+            action = policy.queue[action_id]
+            assert action is not None
+            assert action.why is not None
+            whys.append(action.why)
+        assert shown == [
+            {
+                "Tool": "mcp__files__bash",
+                "Arguments": {"command": "ls"},
+                "Reason": "Tool 'mcp__files__bash' requires approval",
+                "Layer": "ask_rule",
+                "Rule": "mcp__files__bash",
+                "Source": "project",
+            },
+            {
+                "Tool": "mcp__files__fetch",
+                "Arguments": {"url": "https://example.org"},
+                "Reason": "Tool 'mcp__files__fetch' requires approval",
+                "Layer": "default",
+                "Suggestions": ["mcp__files__fetch"],
+            },
+        ]
+        for facts, why in zip(shown, whys, strict=True):
+            assert (facts["Layer"], facts.get("Rule"), facts.get("Source")) == (
+                why["layer"],
+                why["rule"],
+                why["source"],
+            )
+            assert facts.get("Suggestions", []) == why["suggestions"]
 
     def test_a_call_too_long_to_show_waits_for_the_inbox(self) -> None:
         """Past the prompt limit nothing is shown: the call is held, its result says why, and once a person
@@ -746,6 +801,11 @@ class TestPinnedTools:
         ]
         assert text(results[2]).startswith(f"Tool 'bash' requires approval: {CHANGED}: action 2 waits")
         assert ("bash", {"command": "whoami"}) not in harness.upstream.ran
+        asked = harness.policy.queue[2]
+        assert asked is not None
+        assert asked.why is not None
+        # The person is told it is the proxy that asks, and that only this one call's approval counts.
+        assert (asked.why["layer"], asked.why["scopes"]) == ("tool_changed", {"once": "runs this call once"})
 
     def test_an_approval_given_before_the_change_does_not_run_the_call(self) -> None:
         """A call held before the change, approved after it: the retry asks anew and does not run."""
@@ -1040,6 +1100,13 @@ class TestAnnotations:
         assert _verdicts(results) == ["held", "ran"]
         assert text(results[0]).startswith(f"Tool 'wipe' requires approval: {DESTRUCTIVE}: action 1 waits")
         assert harness.upstream.ran == [("wipe", {"disk": "scratch"})]
+        asked = harness.policy.queue[1]
+        assert asked is not None
+        assert asked.why is not None
+        assert (asked.why["layer"], asked.why["reason"]) == (
+            "destructive_hint",
+            f"Tool 'wipe' requires approval: {DESTRUCTIVE}",
+        )
 
     def test_destructive_without_records_asks_for_everything(self) -> None:
         """Without the policy's records the proxy cannot tell what decided: every wipe asks."""

@@ -64,9 +64,16 @@ from ._mcp_prompt import PROMPT_LIMIT, approval_prompt, visible_json
 from ._mcp_tools import HiddenTools, KnownTool, ToolDefinition, ToolPins, read_definition
 
 if TYPE_CHECKING:
-    from ask_permissions.policy._records import DecisionRecord, MatchedRule
+    from ask_permissions.policy._records import DecisionRecord
     from ask_permissions.queue._action import Action
-    from ask_permissions.typing import Clock, HookResult, PendingResult, PolicyLike
+    from ask_permissions.typing import (
+        AskExplanation,
+        Clock,
+        HookResult,
+        PendingResult,
+        PolicyLike,
+        ResolutionScope,
+    )
 
 __all__ = [
     "PENDING_EXPIRY",
@@ -109,6 +116,7 @@ _CHANGED_TEXT: Final = (
 )
 _DESTRUCTIVE_TEXT: Final = "the upstream server marks this tool destructive (destructiveHint)"
 _SUPERSEDED_FEEDBACK: Final = "the tool's definition changed while the call waited"
+_ONCE: Final[dict[ResolutionScope, str]] = {"once": "runs this call once"}
 
 
 def policy_tool_name(tool: str, server_name: str | None = None) -> str:
@@ -451,11 +459,8 @@ class PermissionProxy:
             )
             return self._answer(record, report, _error(text))
         if outcome.modified:
-            report["modified"] = True  # not the model's arguments: a rewrite, or what a person approved
+            report["modified"] = True  # not the model's arguments: a rewrite, or a person's edit
         report["did"] = "forwarded"
-        if outcome.modified:  # a person's edit (or a check's rewrite) is what runs
-            arguments = outcome.arguments
-            report["edited"] = True
         try:
             forwarded = await self._upstream.call_tool(tool, forwarded_arguments)
         except Exception:
@@ -548,17 +553,25 @@ class PermissionProxy:
                 return _Decided(result, record, warning)
         # It would run (by a rule, a grant, the default, or the queue approving by itself): a person decides.
         decided_arguments = result.get("arguments", arguments)
+        reason = f"Tool {name!r} requires approval: {warning}"
+        honoured = dict(getattr(self._policy, "honoured_scopes", None) or _ONCE)
+        why: AskExplanation = {
+            "layer": "tool_changed" if known.changed else "destructive_hint",
+            "rule": None,
+            "source": None,
+            "reason": reason,
+            "suggestions": [],
+            # A grant would not run a changed tool: only the one approval counts.
+            "scopes": _ONCE if known.changed else honoured,
+        }
         action_id = self._policy.queue.submit(
             tool_call_id=None,
             tool_name=name,
             args=decided_arguments,
             message=f'Calling "{name}" requires approval',
+            why=why,
         )
-        asked: PendingResult = {
-            "action": "pending",
-            "action_id": action_id,
-            "reason": f"Tool {name!r} requires approval: {warning}",
-        }
+        asked: PendingResult = {"action": "pending", "action_id": action_id, "reason": reason}
         if "arguments" in result:
             asked["arguments"] = decided_arguments
         return _Decided(asked, record, warning)
@@ -574,7 +587,7 @@ class PermissionProxy:
             suggestions = list(why.get("suggestions") or ())
         else:
             layer = None if record is None else record.layer
-            rule = None if record is None else _rule_text(record.rule)
+            rule = None if record is None or record.rule is None else record.rule.described
             source = None if record is None else record.source
             suggestions = list(result.get("suggestions", ()))
         prompt = approval_prompt(
@@ -707,18 +720,6 @@ def _decided_arguments(outcome: Outcome, given: Any) -> Any:
     if outcome.action is not None:
         return outcome.action.args
     return given
-
-
-def _rule_text(rule: MatchedRule | None) -> str | None:
-    """A rule as a person reads it: its text, or its patterns when it was not written as text."""
-    if rule is None:
-        return None
-    if rule.text is not None:
-        return rule.text
-    patterns = {"tool_pattern": dict(rule.tool_pattern)}
-    if rule.argument_pattern is not None:
-        patterns["argument_pattern"] = dict(rule.argument_pattern)
-    return f"{rule.declared_decision} {json.dumps(patterns, sort_keys=True)}"
 
 
 def _nearest(name: str, names: Sequence[str]) -> str | None:
