@@ -642,7 +642,7 @@ class TestWholeCall:
         layer, rule and source; for a call nothing decided, the rules "don't ask again" would write."""
         from ask_permissions import LayeredPolicy, PermissionSettings, SettingsSource
 
-        project = Path("/work/project")
+        project = "/work/project"
         source = SettingsSource("project", project, None, ask=("mcp__files__bash",))
         settings = PermissionSettings([source], project_dir=project)
         policy = LayeredPolicy(queue=ApprovalQueue(), settings=settings)
