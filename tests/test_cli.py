@@ -113,9 +113,13 @@ class TestSubprocess:
         assert record["action_id"] is None
 
     def test_lint(self, tmp_path: Path) -> None:
-        """lint exits 0 on the clean example and 1 with a finding a line."""
+        """lint exits 0 on the clean example, saying so in one line, and 1 with a finding a line."""
         clean = run_cli("lint", str(EXAMPLE))
-        assert (clean.returncode, clean.stdout, clean.stderr) == (0, "", "")
+        assert (clean.returncode, clean.stdout, clean.stderr) == (
+            0,
+            f"{EXAMPLE}: no findings (8 rules, 9 tools)\n",
+            "",
+        )
         path = write_policy(tmp_path, [{"decision": "allow", "tool_pattern": string("bash")}])
         found = run_cli("lint", str(path))
         assert (found.returncode, found.stderr) == (1, "")
@@ -277,7 +281,6 @@ class TestCheck:
                 "ARGS_JSON is nested too deeply",
                 id="args-json-too-deep",
             ),
-            pytest.param(("lint", str(ROOT / "examples")), "cannot read", id="directory"),
         ],
     )
     def test_bad_input(self, capsys: pytest.CaptureFixture[str], argv: Sequence[str], message: str) -> None:
@@ -436,10 +439,15 @@ class TestLint:
     def test_rules(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str], rules: list[Any], expected: list[str]
     ) -> None:
-        """Each finding names the rule by index and says why; a clean file prints nothing and exits 0."""
-        status, out, err = in_process(capsys, "lint", str(write_policy(tmp_path, rules)))
+        """Each finding names the rule by index and says why; a clean file prints one line and exits 0."""
+        path = write_policy(tmp_path, rules)
+        status, out, err = in_process(capsys, "lint", str(path))
         lines = out.splitlines()
         assert (status, err) == (1 if expected else 0, "")
+        if not expected:
+            counted = f"{len(rules)} rule{'' if len(rules) == 1 else 's'}"
+            assert lines == [f"{path}: no findings ({counted}, 0 tools)"]
+            return
         assert len(lines) == len(expected)
         for line, want in zip(lines, expected, strict=True):
             label, why = want.split(": ", 1)
@@ -459,17 +467,21 @@ class TestLint:
         )
 
     def test_registry_regexes(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """With a tools table, a tool regex that matches none of its names is reported."""
+        """With a tools table, a tool regex that matches none of its names is reported, and so is a name
+        that is none of them (the same check that refuses the file at load, reported beside the rest)."""
         rules = [rule("ask", regexp("^mcp_")), rule("ask", regexp("FILE", "i")), rule("ask", string("other"))]
         path = write_policy(tmp_path, rules, tools={"read_file": {}, "bash": {}})
         status, out, _ = in_process(capsys, "lint", str(path))
         assert status == 1
         assert out == (
-            "rule 0 (ask tools matching /^mcp_/): "
-            "its tool regex matches no tool in the policy's tools table\n"
+            "rules.rules[0] (the tool regex /^mcp_/): matches no tool in the policy's tools table\n"
+            "rules.rules[2] (other): names the tool 'other', which is not in the policy's tools table\n"
         )
         without_registry = write_policy(tmp_path, rules)
-        assert in_process(capsys, "lint", str(without_registry))[:2] == (0, "")
+        assert in_process(capsys, "lint", str(without_registry))[:2] == (
+            0,
+            f"{without_registry}: no findings (3 rules, 0 tools)\n",
+        )
 
     def test_rule_set_layers(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """In a rule set each layer is linted alone, and each finding names its layer."""
@@ -505,7 +517,7 @@ class TestLint:
             json.dumps({"version": 1, "rules": {"version": 1, "default_rules": same, "project_rules": same}}),
             encoding="utf-8",
         )
-        assert in_process(capsys, "lint", str(path))[:2] == (0, "")
+        assert in_process(capsys, "lint", str(path))[:2] == (0, f"{path}: no findings (2 rules, 0 tools)\n")
 
 
 TOOLS = ("bash", "x", "xy")

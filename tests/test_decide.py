@@ -61,7 +61,7 @@ class TestNoResolver:
     def test_what_the_queue_approves_by_itself_still_runs(self) -> None:
         """An auto-approvable ask the queue's auto_approve lists proceeds without a resolver."""
         policy, records = _policy(
-            queue=ApprovalQueue(auto_approve={"fetch": True}), tools={"fetch": FetchTool()}
+            queue=ApprovalQueue(auto_approve={"fetch": True}), tools={"bash": {}, "fetch": FetchTool()}
         )
         assert policy.decide(ToolCall("fetch", {}, "tc")) == {"action": "proceed"}
         assert [record.verdict for record in records] == ["ask"]
@@ -418,7 +418,7 @@ class TestResolutionsThroughTheQueue:
     def test_auto_approvals_add_no_record(self) -> None:
         """The drain's own approvals answer no ask a person saw: only the ask is recorded."""
         policy, records = _policy(
-            queue=ApprovalQueue(auto_approve={"fetch": True}), tools={"fetch": FetchTool()}
+            queue=ApprovalQueue(auto_approve={"fetch": True}), tools={"bash": {}, "fetch": FetchTool()}
         )
         policy.before_tool_call(ToolCall("fetch", {}, "tc"))
         assert [record.verdict for record in records] == ["ask"]

@@ -843,7 +843,8 @@ class TestPolicyFiles:
         with pytest.raises(InvalidSnapshotError, match="more than 0") as error:
             load_policy(policy_file)
         assert error.value.path == "hooks.PreToolUse[0].hooks[0].timeout"
-        assert str(error.value).startswith(f"{policy_file}: hooks.PreToolUse[0].hooks[0].timeout:")
+        # The file, the line of the field (the timeout is on line 7), and the field.
+        assert str(error.value).startswith(f"{policy_file}:7: hooks.PreToolUse[0].hooks[0].timeout:")
 
 
 # -- threads ---------------------------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import functools
 import json
 import re
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from ask_permissions import (
     RuleMatch,
     SessionPermissionGrants,
     ToolCall,
+    UnknownToolError,
     args_digest,
 )
 
@@ -831,6 +833,7 @@ configurations = st.fixed_dictionaries(
         "require_approval": st.sampled_from([None, ALL, "deploy", ["bash", re.compile("^f")]]),
         "auto_approve": st.lists(st.sampled_from(NAMES), max_size=3),
         "interactive": st.booleans(),
+        "default": st.sampled_from(["proceed", "ask"]),
     }
 )
 
@@ -855,6 +858,34 @@ def _policy_from(config: dict[str, Any], records: list[DecisionRecord]) -> Appro
         require_approval=config["require_approval"],
         interactive=config["interactive"],
         on_decision=records.append,
+        default=config["default"],
+        # The drawn rules name any tools, the drawn registry some: the seed's layers keep them.
+        unknown_tools="keep",
+    )
+
+
+def _names_an_unregistered_tool(config: dict[str, Any]) -> bool:
+    """Whether a rule, require_approval or auto_approve names no tool of a non-empty registry (the model of
+    the unknown-tools check): an exact name not registered (deny and ask rules, require_approval also after
+    folding), a regex that matches no registered name."""
+    registry = list(config["tools"])
+    if not registry:
+        return False
+    folded = {name.casefold() for name in registry}
+
+    def unknown(pattern: object, folds: bool) -> bool:
+        if pattern is ALL:
+            return False
+        if isinstance(pattern, str):
+            return pattern not in registry and not (folds and pattern.casefold() in folded)
+        return not any(pattern.search(name) for name in registry)  # type: ignore[attr-defined]
+
+    required = config["require_approval"]
+    patterns = [] if required is None else required if isinstance(required, list) else [required]
+    return (
+        any(unknown(tool, decision != "allow") for decision, tool, _ in config["rules"])
+        or any(unknown(pattern, True) for pattern in patterns)
+        or any(unknown(name, False) for name in config["auto_approve"])
     )
 
 
@@ -895,7 +926,7 @@ def _reference(config: dict[str, Any], name: str, arguments: Any) -> tuple[str, 
     )
     if tool.get("approval_required") or listed:
         return "submit", "approval_required", tool.get("auto_approvable") is True
-    return "proceed", "default", False
+    return ("proceed" if config["default"] == "proceed" else "submit"), "default", False
 
 
 class TestProperties:
@@ -927,6 +958,25 @@ class TestProperties:
                 assert "no one can approve it" in result["reason"]
             else:
                 assert result["action"] == verdict
+
+    @settings(max_examples=150, deadline=None)
+    @given(configurations)
+    def test_a_registry_refuses_what_names_no_tool_of_it(self, config: dict[str, Any]) -> None:
+        """With a registry, the policy is refused exactly when something names none of its tools."""
+        build = functools.partial(
+            ApprovalPolicy,
+            queue=ApprovalQueue(auto_approve=dict.fromkeys(config["auto_approve"], True)),
+            rules=PermissionRules(lambda rules: [rules.add(*rule) for rule in config["rules"]]),
+            tools=config["tools"],
+            require_approval=config["require_approval"],
+        )
+        if _names_an_unregistered_tool(config):
+            with pytest.raises(UnknownToolError, match=r"^ApprovalPolicy\(tools=\.\.\.\): ") as raised:
+                build()
+            assert raised.value.known == tuple(config["tools"])
+            assert build(unknown_tools="keep").tools == config["tools"]
+        else:
+            assert build().tools == config["tools"]
 
 
 class TestEdges:

@@ -9,7 +9,7 @@ import warnings
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given, settings
@@ -96,12 +96,21 @@ def toml_document(data: dict[str, object]) -> str:
 class TestFormat:
     """Each key of a policy file becomes the matching ApprovalPolicy setting."""
 
-    def test_only_version_is_an_unconfigured_policy(self) -> None:
-        """A file with only a version allows everything, as an unconfigured policy does."""
+    def test_only_version_asks_for_everything(self) -> None:
+        """A file with only a version asks a person about every call: its default is "ask" (changed on
+        purpose: an unconfigured ApprovalPolicy built in Python still proceeds, as in the gem)."""
         policy = load_policy({"version": 1})
         assert policy.rules is None
         assert policy.mode is None
         assert policy.tools is None
+        assert policy.default == "ask"
+        asked = ("pending", "default", "Tool 'bash' requires approval")
+        assert decide(policy, "bash", {"command": "rm -rf /"}) == asked
+
+    def test_the_proceed_default_is_the_gems(self) -> None:
+        """default = "proceed" opts into the gem's "unconfigured means allow"."""
+        policy = load_policy({"version": 1, "default": "proceed"})
+        assert policy.default == "proceed"
         assert decide(policy, "bash", {"command": "rm -rf /"}) == ("proceed", "default", None)
 
     def test_every_key(self) -> None:
@@ -110,6 +119,8 @@ class TestFormat:
             {
                 "version": 1,
                 "mode": "ask_before_changes",
+                "default": "proceed",
+                "unknown_tools": "keep",
                 "rules": rules(rule("deny", "bash", "rm -rf"), rule("allow", "deploy")),
                 "require_approval": ["fetch", {"type": "regexp", "source": "^db_", "flags": "i"}],
                 "tools": {
@@ -165,9 +176,9 @@ class TestFormat:
 
     def test_null_is_left_out(self) -> None:
         """In JSON, null for an optional key is the same as leaving the key out."""
-        keys = ("mode", "rules", "require_approval", "tools", "auto_approve", "session_grants")
-        policy = load_policy({"version": 1, **dict.fromkeys(keys)})
-        assert decide(policy, "bash") == ("proceed", "default", None)
+        keys = ("mode", "rules", "require_approval", "tools", "auto_approve", "session_grants", "default")
+        policy = load_policy({"version": 1, **dict.fromkeys(keys), "unknown_tools": None})
+        assert decide(policy, "bash")[:2] == ("pending", "default")  # no default: ask
         assert isinstance(policy.session_grants, SessionPermissionGrants)
         assert len(policy.session_grants) == 0
 
@@ -448,7 +459,11 @@ class TestRiskLevels:
     def test_known_levels(self, level: str, outcome: str) -> None:
         """The four levels load; high and critical are elevated."""
         policy = load_policy(
-            {"version": 1, "tools": {"deploy": {"risk_level": level, "side_effect_scope": "none"}}}
+            {
+                "version": 1,
+                "default": "proceed",
+                "tools": {"deploy": {"risk_level": level, "side_effect_scope": "none"}},
+            }
         )
         assert policy.evaluate(ToolCall("deploy")).outcome == outcome
 
@@ -533,7 +548,11 @@ class TestWarningsAsErrors:
         with warnings.catch_warnings(record=True) as shown:
             warnings.simplefilter("always")
             policy = load_policy(
-                {"version": 1, "require_approval": {"type": "regexp", "source": source, "flags": ""}}
+                {
+                    "version": 1,
+                    "default": "proceed",
+                    "require_approval": {"type": "regexp", "source": source, "flags": ""},
+                }
             )
         assert [type(warning.message) for warning in shown] == [FutureWarning]
         assert policy.evaluate(ToolCall("x")).outcome == "proceed"
@@ -576,6 +595,8 @@ def python_policies(draw: st.DrawFn) -> tuple[ApprovalPolicy, dict[str, Any]]:
     mode = draw(st.sampled_from((None, "full_access", "ask_before_changes", "read_only")))
     granted = draw(st.lists(tool_names, max_size=3, unique=True))
     auto = draw(st.lists(tool_names, max_size=3, unique=True))
+    default: Literal["ask", "proceed"] = draw(st.sampled_from(("ask", "proceed")))
+    # The drawn rules name any tools, the drawn registry some: kept, as in the file below.
     policy = ApprovalPolicy(
         queue=ApprovalQueue(auto_approve=dict.fromkeys(auto, True)),
         rules=rules_object,
@@ -583,6 +604,8 @@ def python_policies(draw: st.DrawFn) -> tuple[ApprovalPolicy, dict[str, Any]]:
         tools=tools,
         mode=mode,  # type: ignore[arg-type]
         session_grants=SessionPermissionGrants(granted),
+        default=default,
+        unknown_tools="keep",
     )
 
     def entry(pattern: object) -> object:
@@ -591,6 +614,8 @@ def python_policies(draw: st.DrawFn) -> tuple[ApprovalPolicy, dict[str, Any]]:
     data: dict[str, Any] = {
         "version": 1,
         "mode": mode,
+        "default": default,
+        "unknown_tools": "keep",
         "rules": None if rules_object is None else rules_object.snapshot(),
         "require_approval": entry(require[0]) if single else [entry(pattern) for pattern in require],
         "tools": tools,

@@ -22,6 +22,10 @@ cwd = "project"
 [tools.run]
 permission_kind = "shell:script"
 
+[tools.Bash]
+[tools.Read]
+[tools.list_dir]
+
 [rules]
 version = 1
 rules = [{ decision = "allow", tool_pattern = { type = "string", value = "list_dir" } }]
@@ -156,8 +160,9 @@ class TestErrors:
         assert caught.value.path == path
 
     def test_file_errors_name_the_file(self, tmp_path: Path) -> None:
-        """Read from a file, the error also names the file."""
+        """Read from a file, the error also names the file and the rule's line."""
         path = _policy(tmp_path, 'version = 1\n[permissions]\nallow = ["Bash(ls"]\n')
-        with pytest.raises(InvalidSnapshotError, match=r"policy\.toml: permissions\.allow\[0\]: ") as caught:
+        expected = r"policy\.toml:3: permissions\.allow\[0\]: "
+        with pytest.raises(InvalidSnapshotError, match=expected) as caught:
             load_policy(path)
         assert caught.value.path == "permissions.allow[0]"

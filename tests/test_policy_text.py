@@ -32,8 +32,9 @@ def huge(digits: int = LIMIT + 1) -> str:
 
 
 def refused(path: Path, field: str) -> InvalidSnapshotError:
-    """load_policy(path) raises InvalidSnapshotError naming the file and the field (also as ``path``)."""
-    prefix = re.escape(f"{path}: {field or 'snapshot'}: expected ")
+    """load_policy(path) raises InvalidSnapshotError naming the file (with the field's line, when the file has
+    several) and the field (also as ``path``)."""
+    prefix = re.escape(str(path)) + r"(?::\d+)?: " + re.escape(f"{field or 'snapshot'}: expected ")
     with pytest.raises(InvalidSnapshotError, match=f"^{prefix}") as raised:
         load_policy(path)
     assert raised.value.path == field
@@ -254,7 +255,7 @@ def loads_or_refuses(path: Path) -> None:
     else:
         assert isinstance(policy, ApprovalPolicy)
         return
-    assert message.startswith(f"{path}: ")
+    assert re.match(re.escape(str(path)) + r"(?::\d+)?: ", message), message
 
 
 FUZZ = settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])

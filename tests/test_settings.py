@@ -68,14 +68,21 @@ class TestLoad:
         settings = PermissionSettings.load(project_dir=project, user_dir=user_dir)
         assert all(source.is_empty for source in settings.sources)
 
-    def test_other_top_level_keys_belong_to_the_host(self, project: Path, user_dir: Path) -> None:
-        """Keys beside permissions and hooks (a model, an environment) are left alone."""
-        _write(
+    def test_the_hosts_own_keys_are_declared(self, project: Path, user_dir: Path) -> None:
+        """Keys a host declares with host_keys (a model, an environment) are left alone (changed on purpose:
+        an undeclared key is refused, so that a misspelt "permisions" cannot load as a file without rules)."""
+        path = _write(
             project / ".agent/settings.json",
             {"model": "x", "env": {"A": "1"}, "permissions": {"deny": ["rm"]}},
         )
-        settings = PermissionSettings.load(project_dir=project, user_dir=user_dir)
+        settings = PermissionSettings.load(project_dir=project, user_dir=user_dir, host_keys=("model", "env"))
         assert settings.source("project").deny == ("rm",)
+        with pytest.raises(InvalidSnapshotError) as raised:
+            PermissionSettings.load(project_dir=project, user_dir=user_dir, host_keys=("model",))
+        assert str(raised.value) == (
+            f"{path}: env: expected no such key (known: $schema, hooks, model, permissions); got {{'A': '1'}}"
+        )
+        assert raised.value.path == "env"
 
     @pytest.mark.parametrize(
         ("content", "where"),
@@ -188,13 +195,13 @@ class TestPersist:
         local = _write(
             project / ".agent/settings.local.json", {"model": "m", "permissions": {"deny": ["rm"]}}
         )
-        settings = PermissionSettings.load(project_dir=project, user_dir=user_dir)
+        settings = PermissionSettings.load(project_dir=project, user_dir=user_dir, host_keys=["model"])
         settings.persist(allow=["Bash(npm test)"])
         settings.persist(allow=["Bash(npm test)", "Read"])
         assert settings.source("local").allow == ("Bash(npm test)", "Read")
         data = json.loads(local.read_text())
         assert data == {"model": "m", "permissions": {"deny": ["rm"], "allow": ["Bash(npm test)", "Read"]}}
-        fresh = PermissionSettings.load(project_dir=project, user_dir=user_dir)
+        fresh = PermissionSettings.load(project_dir=project, user_dir=user_dir, host_keys=["model"])
         assert fresh.source("local").allow == ("Bash(npm test)", "Read")
         assert fresh.source("local").deny == ("rm",)
 

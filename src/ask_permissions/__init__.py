@@ -4,7 +4,13 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
+from ._errors import (
+    ClaimLostError,
+    CorruptStoreError,
+    InvalidSnapshotError,
+    PermissionsError,
+    UnknownToolError,
+)
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
@@ -21,6 +27,7 @@ from .policy._results import BlockResult, HookResult, PendingResult, ProceedResu
 from .policy._reviewer import DenialTracker, Review
 from .policy._safety import PROTECTED_PATHS, ProtectedPaths
 from .policy._tool_metadata import ToolMetadata
+from .policy._tool_names import ToolReference, UnknownTool, require_known_tools, unknown_tools
 from .queue._grants import SessionPermissionGrants
 from .queue._open import open_store
 from .queue._postgres import PostgresStore
@@ -88,6 +95,9 @@ __all__ = [
     "SqliteStore",
     "ToolCall",
     "ToolMetadata",
+    "ToolReference",
+    "UnknownTool",
+    "UnknownToolError",
     "__version__",
     "allow_all",
     "args_digest",
@@ -95,4 +105,6 @@ __all__ = [
     "deny_all",
     "load_policy",
     "open_store",
+    "require_known_tools",
+    "unknown_tools",
 ]

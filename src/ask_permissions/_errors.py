@@ -5,7 +5,14 @@ from __future__ import annotations
 import reprlib
 from typing import Final
 
-__all__ = ["ClaimLostError", "CorruptStoreError", "InvalidSnapshotError", "PermissionsError", "preview"]
+__all__ = [
+    "ClaimLostError",
+    "CorruptStoreError",
+    "InvalidSnapshotError",
+    "PermissionsError",
+    "UnknownToolError",
+    "preview",
+]
 
 
 class PermissionsError(Exception):
@@ -25,6 +32,34 @@ class InvalidSnapshotError(PermissionsError, ValueError):
         super().__init__(message)
         self.path = path
         self.value = value
+
+
+class UnknownToolError(InvalidSnapshotError):
+    """A policy names tools that none of the known tools is: a rule, ``require_approval`` or ``auto_approve``
+    entry or hook matcher that could never apply (a typo, say ``run_shel`` for ``run_shell``).
+
+    An ``InvalidSnapshotError`` (so a ``ValueError``), raised where the tools are known: loading a policy file
+    with a ``[tools]`` table, building a policy with a ``tools=`` registry, wiring an adapter to an agent.
+
+    Attributes:
+        path: the field of the first unknown reference (``permissions.deny[0]``).
+        value: its tool name (or its text, for a pattern).
+        unknown: every reference that names no known tool, each with the nearest known name.
+        known: the known tool names.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str = "",
+        value: object = None,
+        unknown: tuple[object, ...] = (),
+        known: tuple[str, ...] = (),
+    ) -> None:
+        super().__init__(message, path=path, value=value)
+        self.unknown = unknown
+        self.known = known
 
 
 class CorruptStoreError(PermissionsError, ValueError):

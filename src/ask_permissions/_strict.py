@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable, Iterable, Mapping
 from typing import NoReturn, TypeVar
 
@@ -12,6 +13,7 @@ __all__ = [
     "child",
     "fail",
     "guard_reading",
+    "known_keys",
     "read_bool",
     "read_list",
     "read_mapping",
@@ -52,11 +54,21 @@ def read_mapping(
         if not isinstance(key, str):
             fail(path, "string keys", key)
         if key not in known:
-            fail(child(path, key), "no such key (known: " + ", ".join(sorted(known)) + ")", value[key])
+            fail(child(path, key), f"no such key ({known_keys(key, known)})", value[key])
     for key in required:
         if key not in value:
             fail(child(path, key), "a value (the key is required)", None)
     return value
+
+
+def known_keys(key: str, known: Iterable[str]) -> str:
+    """``known: a, b, c`` and, when one is close to ``key`` (a typo), ``; did you mean 'b'?``."""
+    names = sorted(known)
+    text = "known: " + ", ".join(names)
+    nearest = difflib.get_close_matches(key, names, n=1, cutoff=0.6) or difflib.get_close_matches(
+        key.casefold(), names, n=1, cutoff=0.6
+    )
+    return f"{text}; did you mean {nearest[0]!r}?" if nearest else text
 
 
 def read_version(snapshot: Mapping[str, object], path: str) -> None:

@@ -47,6 +47,7 @@ __all__ = [
     "PendingResult",
     "PermissionDecision",
     "PermissionRequest",
+    "PolicyDefault",
     "PolicyLike",
     "PreToolUseHook",
     "ProceedResult",
@@ -57,6 +58,7 @@ __all__ = [
     "RuleSetLayer",
     "SettingsSourceName",
     "ToolCallLike",
+    "UnknownTools",
 ]
 
 Decision: TypeAlias = Literal["allow", "ask", "deny"]
@@ -127,6 +129,14 @@ class AskExplanation(TypedDict):
 
 RuleSetLayer: TypeAlias = Literal["default", "project"]
 """Which layer of a ``PermissionRuleSet`` a rule came from."""
+
+PolicyDefault: TypeAlias = Literal["ask", "proceed"]
+"""What an ``ApprovalPolicy`` does with a call nothing decided: ``"ask"`` a person (a policy file's default),
+or ``"proceed"`` (the gem's "unconfigured means allow", ``ApprovalPolicy``'s own default)."""
+
+UnknownTools: TypeAlias = Literal["error", "keep"]
+"""What to do where the tools are known and a rule names none of them: ``"error"`` refuses the policy (a
+typo must not pass quietly); ``"keep"`` keeps such rules, for tools that come later."""
 
 
 class ProceedResult(TypedDict):

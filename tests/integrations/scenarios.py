@@ -56,7 +56,8 @@ def host_policy(
         queue=queue,
         rules=PermissionRules(lambda r: r.allow("read_file").deny("delete_user")),
         require_approval="bash",
-        tools={"fetch": FetchTool()},
+        # Every tool of the agent, as the registry lists them: a rule for any other would be an error.
+        tools={"read_file": {}, "bash": {}, "delete_user": {}, "fetch": FetchTool()},
         session_grants=grants,
         checks=checks,
     )

@@ -166,6 +166,8 @@ def run_demo(out: TextIO) -> int:
     session.approve(migrate, "project")
     session.call("db_migrate", {"target": "head"})
     session.call("write_file", {"path": "notes.md", "text": "restored"})
+    session.call("send_email", {"to": "team@example.org", "subject": "release notes"})
+    session.note("   no rule, grant or declaration decides it: the file's default is to ask a person")
     out.write(
         "\nNext: ask-permissions check POLICY TOOL [ARGS_JSON], ask-permissions lint POLICY "
         "(see ask-permissions --help)\n"

@@ -8,7 +8,9 @@ check would grow quadratically its work per rule is capped, and past the cap it 
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import os
 import re
 from bisect import bisect_left, insort
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -16,10 +18,12 @@ from dataclasses import dataclass
 from itertools import chain
 from typing import Final, final
 
+from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
 from ask_permissions.policy._approval import ApprovalPolicy
 from ask_permissions.policy._records import describe_patterns
 from ask_permissions.policy._tool_metadata import read_metadata
+from ask_permissions.policy._tool_names import BESIDE_REGISTRY, UnknownTool, registry_names, unknown_tools
 from ask_permissions.rules._command import CommandPattern
 from ask_permissions.rules._paths import PathPattern
 from ask_permissions.rules._patterns import (
@@ -32,13 +36,24 @@ from ask_permissions.rules._patterns import (
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules, Rule
 from ask_permissions.rules._specifiers import SpecifierPattern
+from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError
+from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._policy_file import RISK_LEVELS
+from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.typing import RuleSetLayer
 
 from ._json_occurrence import can_occur_in_json
 from ._regex_facts import MEASURING_BUDGET, RegexStudy
 
-__all__ = ["Finding", "describe_patterns", "describe_rule", "lint_policy", "lint_rules", "rule_label"]
+__all__ = [
+    "Finding",
+    "describe_patterns",
+    "describe_rule",
+    "lint_policy",
+    "lint_rules",
+    "lint_settings",
+    "rule_label",
+]
 
 
 @final
@@ -53,6 +68,8 @@ class Finding:
         why: what is wrong, in one line.
         witness: for a deny an earlier allow overrides: the tool name and serialized arguments of a call
             both match, which the allow decides.
+        where: the field the finding is about, as its file spells it (``permissions.deny[0]``, with the
+            settings file's path for a project), when the finding names a field rather than a rule index.
     """
 
     layer: RuleSetLayer | None
@@ -60,12 +77,28 @@ class Finding:
     subject: str
     why: str
     witness: tuple[str, str] | None = None
+    where: str | None = None
 
     def __str__(self) -> str:
-        where = (
-            self.subject if self.index is None else f"{rule_label(self.layer, self.index)} ({self.subject})"
-        )
-        return _one_line(f"{where}: {self.why}")
+        if self.where is not None:
+            place = f"{self.where} ({self.subject})"
+        elif self.index is None:
+            place = self.subject
+        else:
+            place = f"{rule_label(self.layer, self.index)} ({self.subject})"
+        return _one_line(f"{place}: {self.why}")
+
+    def to_dict(self) -> dict[str, object]:
+        """The finding as JSON-safe data (``lint --json``)."""
+        return {
+            "where": self.where,
+            "layer": self.layer,
+            "index": self.index,
+            "subject": self.subject,
+            "why": self.why,
+            "witness": None if self.witness is None else list(self.witness),
+            "text": str(self),
+        }
 
 
 def _one_line(text: str) -> str:
@@ -83,21 +116,123 @@ def rule_label(layer: RuleSetLayer | None, index: int) -> str:
 
 
 def lint_policy(policy: ApprovalPolicy, *, measuring_budget: float = MEASURING_BUDGET) -> list[Finding]:
-    """The findings about a policy: its rules layer by layer (default first) in rule order, then its tools.
+    """The findings about a policy: its rules layer by layer (default first) in rule order, then what names
+    no tool of its registry, then its tools, then a ``"proceed"`` default beside shell or path tools.
 
     Only rule lists that are ``PermissionRules`` are inspected; a custom classifier is opaque. The tool
     registry is consulted when it is a mapping (as a policy file's ``tools`` is) or a sequence of named
-    tools. Warnings are recorded while it runs (process-wide state), so run it apart from code that relies
-    on them. ``measuring_budget`` is the most seconds spent timing regexes that may backtrack.
+    tools: rules, ``require_approval`` and ``auto_approve`` entries and hook matchers that name none of its
+    tools are reported as ``require_known_tools`` would refuse them (a policy loaded with
+    ``unknown_tools="keep"`` still gets them reported). Warnings are recorded while it runs (process-wide
+    state), so run it apart from code that relies on them. ``measuring_budget`` is the most seconds spent
+    timing regexes that may backtrack.
     """
     registry = policy.tools
-    names = tuple(registry) if isinstance(registry, Mapping) else ()
+    names = registry_names(registry) or ()
     findings: list[Finding] = []
     with RegexStudy(measuring_budget).recording() as study:
         for layer, rules in _layers(policy.rules):
             findings.extend(_Linter(rules.rules, layer, names, study).findings())
+    if names:
+        references = [ref for ref in policy.tool_references() if ref.kind in BESIDE_REGISTRY]
+        findings.extend(_unknown_finding(found) for found in unknown_tools(references, names))
     findings.extend(_lint_tools(registry))
+    findings.extend(_lint_default(policy))
     return findings
+
+
+def lint_settings(
+    settings: PermissionSettings,
+    *,
+    kinds: Mapping[str, str] | None = None,
+    measuring_budget: float = MEASURING_BUDGET,
+) -> list[Finding]:
+    """The findings about a project's settings: every source's rules, merged as a ``LayeredPolicy`` merges
+    them (every deny first, then every ask, then every allow, each in source order), each finding naming its
+    file and list position (``/app/.agent/settings.json: permissions.allow[2]``).
+
+    Raises:
+        InvalidSnapshotError: a rule that cannot be read (as the policy would raise).
+    """
+    sources = [source for source in settings.sources if not source.is_empty]
+    home = os.path.expanduser("~")
+    read: dict[tuple[str, str], PermissionRules] = {}
+    for source in sources:
+        for decision, texts in source.rules():
+            lists = {name: texts if name == decision else () for name in ("allow", "ask", "deny")}
+            try:
+                read[(source.name, decision)] = PermissionRules.from_text(
+                    allow=lists["allow"],
+                    ask=lists["ask"],
+                    deny=lists["deny"],
+                    cwd=source.anchor,
+                    home=home,
+                    kinds=kinds,
+                )
+            except RuleTextError as error:
+                field = f"permissions.{error.where or decision}"
+                place = source_place(source.path, source.name, field, error.text)
+                raise InvalidSnapshotError(
+                    f"{place}: {field}: {error.problem}", path=field, value=error.text
+                ) from None
+    merged: list[Rule] = []
+    places: list[str] = []
+    for decision in ("deny", "ask", "allow"):
+        for source in sources:
+            rules = read.get((source.name, decision))
+            if rules is None:
+                continue
+            where = source.path or f"{source.name} settings"
+            for position, rule in enumerate(rules.rules):
+                merged.append(rule)
+                places.append(f"{where}: permissions.{decision}[{position}]")
+    findings = lint_rules(merged, None, (), measuring_budget=measuring_budget)
+    return [
+        dataclasses.replace(finding, where=places[finding.index]) if finding.index is not None else finding
+        for finding in findings
+    ]
+
+
+def _unknown_finding(found: UnknownTool) -> Finding:
+    reference = found.reference
+    return Finding(
+        None, None, reference.text, found.phrase("in the policy's tools table"), where=reference.field
+    )
+
+
+_SHELL_OR_PATH: Final = ("shell", "path")
+
+
+def _lint_default(policy: ApprovalPolicy) -> list[Finding]:
+    """A ``"proceed"`` default next to tools that run commands or touch files: every call no rule decides
+    runs, and with such tools that includes the ones no rule foresaw."""
+    if policy.default != "proceed":
+        return []
+    registry = policy.tools
+    entries: dict[str, object] = {}
+    if isinstance(registry, Mapping):
+        entries = {name: entry for name, entry in registry.items() if isinstance(name, str)}
+    named = [ref.name for ref in policy.tool_references() if ref.name is not None]
+    risky = []
+    for name in dict.fromkeys([*entries, *named]):
+        entry = entries.get(name)
+        declared = entry.get("permission_kind") if isinstance(entry, Mapping) else None
+        kind = declared.partition(":")[0] if isinstance(declared, str) else None
+        builtin = BUILTIN_KINDS.get(name)
+        if (kind or (builtin.kind if builtin is not None else None)) in _SHELL_OR_PATH:
+            risky.append(name)
+    if not risky:
+        return []
+    shown = ", ".join(repr(name) for name in risky[:5]) + (", ..." if len(risky) > 5 else "")
+    return [
+        Finding(
+            None,
+            None,
+            'default "proceed"',
+            f"every call no rule decides runs, and the policy has shell or path tools ({shown}): a command "
+            'or a file no rule foresaw runs unasked; leave default out (it is "ask") or set it to "ask"',
+        )
+    ]
 
 
 def lint_rules(
@@ -163,7 +298,6 @@ _NEVER_IN_JSON: Final = (
     'its substring never matches arguments given as a mapping: their JSON writes ", \\, tabs and line '
     'breaks inside values escaped (\\", \\\\, \\t, \\n), so it can match only raw string arguments'
 )
-_NO_TOOL: Final = "its tool regex matches no tool in the policy's tools table"
 _WILDCARD_PROGRAM: Final = (
     "its command specifier starts with '*', so it allows any program ending so (rm -rf ~ --version too); "
     "name the program first"
@@ -315,7 +449,6 @@ class _Linter:
         self._applicable: dict[str, list[int]] = {}
         self._fragments: dict[int, tuple[str | None, str] | None] = {}
         self._in_json: dict[str, bool] = {}
-        self._names_tool: dict[tuple[str, int], bool] = {}
         self._descriptions: dict[int, str] = {}
         self._meets: dict[tuple[object, bool, str], bool] = {}
         self._names: dict[tuple[object, bool], list[str]] = {}
@@ -411,24 +544,11 @@ class _Linter:
         for pattern, kind in ((rule.tool_pattern, "tool"), (argument, "argument")):
             if isinstance(pattern, re.Pattern):
                 self._check_regex(index, pattern, kind)
-        tool = rule.tool_pattern
-        if isinstance(tool, re.Pattern) and self.tool_names and not self._names_a_tool(tool):
-            self._report(index, _NO_TOOL)
 
     def _can_be_serialized(self, substring: str) -> bool:
         known = self._in_json.get(substring)
         if known is None:
             known = self._in_json[substring] = can_occur_in_json(substring)
-        return known
-
-    def _names_a_tool(self, pattern: re.Pattern[str]) -> bool:
-        key = (pattern.pattern, pattern.flags)
-        known = self._names_tool.get(key)
-        if known is None:
-            names = self.tool_names
-            # Past the cap, unknown counts as "names one": never a false finding.
-            known = len(names) > _MOST_REGISTRY_NAMES or any(pattern.search(name) for name in names)
-            self._names_tool[key] = known
         return known
 
     def _check_regex(self, index: int, pattern: re.Pattern[str], kind: str) -> None:

@@ -24,7 +24,9 @@ from ._approvals import add_parser as add_approvals_parser
 from ._approvals import run_approvals
 from ._demo import run_demo
 from ._demo_layered import run_layered_demo
-from ._lint import describe_patterns, describe_rule, lint_policy, rule_label
+from ._lint import describe_patterns, describe_rule, rule_label
+from ._lint_command import COMMAND as LINT
+from ._lint_command import add_lint_parser, run_lint
 from ._mcp_proxy import COMMAND as MCP_PROXY
 from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
 
@@ -109,18 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("tool", metavar="TOOL", help="the tool's name")
     check.add_argument("args_json", metavar="ARGS_JSON", nargs="?", help="the call's arguments, as JSON")
     check.add_argument("--json", action="store_true", help="print the decision record as JSON")
-    lint = commands.add_parser(
-        "lint",
-        help="report rules that are downgraded, unreachable, shadowed or risky",
-        description="Report, one finding a line: allow rules the dangerous-tool guard downgrades or, "
-        "with auto_allow_dangerous, lets through unrestricted; rules an earlier rule provably shadows; "
-        "denies an earlier allow overrides for some calls (with such a call); substrings that can never "
-        "occur in serialized arguments; regexes with control characters, with nested quantifiers that "
-        "backtrack catastrophically (with a measured example) or that Python warns about; and tool "
-        "regexes that match no tool of the policy's tools table.",
-        epilog=_EXIT_STATUSES,
-    )
-    lint.add_argument("policy", metavar="POLICY", help="policy file (.toml for TOML, JSON otherwise)")
+    add_lint_parser(commands, _EXIT_STATUSES)
     add_approvals_parser(commands)
     add_mcp_proxy_parser(commands)
     return parser
@@ -146,8 +137,8 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         if options.command == "check":
             return _check(options.policy, options.tool, options.args_json, as_json=options.json)
-        if options.command == "lint":
-            return _lint(options.policy)
+        if options.command == LINT:
+            return run_lint(options, sys.stdout)
         if options.command == "approvals":
             return run_approvals(options)
         if options.command == MCP_PROXY:
@@ -269,10 +260,3 @@ def _rule_layers(rules: object) -> list[tuple[RuleSetLayer | None, PermissionRul
                 layers.append((name, layer))  # type: ignore[arg-type]
         return layers
     return []
-
-
-def _lint(path: str) -> int:
-    findings = lint_policy(load_policy(path))
-    for finding in findings:
-        print(finding)
-    return EXIT_FINDINGS if findings else EXIT_PROCEED

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final, get_args
 
 from ask_permissions._errors import preview
 from ask_permissions._names import fold_tool_name
@@ -18,7 +18,16 @@ from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import RuleMatch
-from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, Mode, ResolutionScope
+from ask_permissions.typing import (
+    Classifier,
+    Clock,
+    Decision,
+    GrantsLike,
+    Mode,
+    PolicyDefault,
+    ResolutionScope,
+    UnknownTools,
+)
 
 from ._checks import Check, read_checks, run_checks
 from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Table, Texts
@@ -27,13 +36,26 @@ from ._outcome import ProjectGrantHook, grants_plan, grants_scopes
 from ._records import DecisionRecord, MatchedRule
 from ._rules_reader import Reading, rules_reader
 from ._tool_metadata import ToolMetadata, ToolRegistry
+from ._tool_names import (
+    BESIDE_REGISTRY,
+    ToolReference,
+    hook_references,
+    name_references,
+    pattern_references,
+    read_unknown_tools,
+    registry_names,
+    require_known_tools,
+    rule_references,
+)
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import ApprovalQueue
 
-__all__ = ["APPROVAL_LAYERS", "MODES", "ApprovalPolicy"]
+__all__ = ["APPROVAL_LAYERS", "MODES", "POLICY_DEFAULTS", "ApprovalPolicy", "approval_references"]
 
 MODES: Final[tuple[Mode, ...]] = ("full_access", "ask_before_changes", "read_only")
+
+POLICY_DEFAULTS: Final[tuple[PolicyDefault, ...]] = get_args(PolicyDefault)
 
 RequireApproval: TypeAlias = "ToolPattern | Iterable[ToolPattern] | None"
 
@@ -45,6 +67,7 @@ class _State:
     __slots__ = (
         "checks",
         "cwd",
+        "default",
         "hooks",
         "interactive",
         "mode",
@@ -70,8 +93,10 @@ class _State:
         checks: tuple[Check, ...],
         hooks: Hooks,
         cwd: str,
+        default: Opinion,
     ) -> None:
         self.checks = checks
+        self.default = default
         self.hooks = hooks
         self.cwd = cwd
         self.rules = rules
@@ -194,8 +219,9 @@ def _approval_required(call: _Call) -> Opinion | None:
 
 
 def _default(call: _Call) -> Opinion | None:
-    """9. Nothing objected: proceed. An unconfigured policy allows everything."""
-    return _PROCEED
+    """9. Nothing decided: the policy's default — the gem's proceed (an unconfigured policy allows
+    everything), or ask a person (a policy file's default)."""
+    return call.state.default
 
 
 _TABLE: Final[Table[_Call]] = Table(
@@ -274,6 +300,30 @@ class _RequireApproval:
         )
 
 
+def approval_references(
+    *,
+    rules: object,
+    require_approval: RequireApproval,
+    auto_approve: Iterable[object],
+    hooks: Iterable[object],
+    tools: object,
+) -> list[ToolReference]:
+    """Where an ``ApprovalPolicy`` made of these parts names tools, each field as a policy file spells it."""
+    references = list(rule_references(rules))
+    references.extend(
+        pattern_references(
+            "require_approval",
+            _require_approval_patterns(require_approval),
+            single=require_approval is ALL or isinstance(require_approval, str | re.Pattern),
+            kind="require_approval",
+        )
+    )
+    references.extend(name_references("auto_approve", auto_approve, "auto_approve"))
+    references.extend(hook_references(hooks))
+    references.extend(name_references("tools", registry_names(tools) or (), "tool"))
+    return references
+
+
 def _require(value: object, method: str, field: str) -> Any:
     if value is not None and not callable(getattr(value, method, None)):
         raise TypeError(f"{field}: expected an object with a {method}() method; got {value!r}")
@@ -307,13 +357,20 @@ class ApprovalPolicy(Engine[_Call]):
         checks: check functions (``check(fn)``, ``deny_all()``, ...) consulted after the deny rule,
             always_ask and read_only layers.
         hooks: PreToolUse hooks (command hooks, or functions of the call), consulted first.
+        default: what a call no layer decided does: ``"proceed"`` (the gem's behaviour, kept so code
+            written against it keeps working) or ``"ask"`` a person (what a policy file defaults to).
+        unknown_tools: when ``tools`` lists its tools (a mapping, or a sequence of named tools),
+            ``"error"`` refuses rules, ``require_approval`` entries, ``auto_approve`` entries and hook
+            matchers that name none of them; ``"keep"`` keeps them, for tools that come later.
 
     Raises:
-        ValueError: an unknown mode.
+        ValueError: an unknown mode or default.
+        UnknownToolError: a rule (or other entry) names no tool of ``tools`` (a ``ValueError``).
         TypeError: a collaborator of the wrong shape.
     """
 
     __slots__ = (
+        "_default",
         "_mode",
         "_project_grants",
         "_require_approval",
@@ -341,9 +398,14 @@ class ApprovalPolicy(Engine[_Call]):
         on_project_grant: ProjectGrantHook | None = None,
         checks: Iterable[object] | None = None,
         hooks: object = None,
+        default: PolicyDefault = "proceed",
+        unknown_tools: UnknownTools = "error",
     ) -> None:
         if mode is not None and mode not in MODES:
             raise ValueError(f"Unknown permission mode: {preview(mode)}")
+        if default not in POLICY_DEFAULTS:
+            raise ValueError(f"default: expected 'ask' or 'proceed'; got {preview(default)}")
+        unknown_tools = read_unknown_tools(unknown_tools)
         _require(rules, "classify", "rules")
         if project_rules is not None:
             rules = PermissionRuleSet(default_rules=rules, project_rules=project_rules)
@@ -367,6 +429,7 @@ class ApprovalPolicy(Engine[_Call]):
         self._require_patterns: Final = _RequireApproval(_require_approval_patterns(require_approval))
         self._tools: Final = tools
         self._mode: Final = mode
+        self._default: Final[PolicyDefault] = default
         self._session_grants: Final[GrantsLike | None] = session_grants
         self._project_grants: Final[GrantsLike | None] = project_grants
         self._state: Final = _State(
@@ -381,7 +444,12 @@ class ApprovalPolicy(Engine[_Call]):
             checks=read_check_list,
             hooks=read_hook_list,
             cwd=os.getcwd(),
+            default=_PROCEED if default == "proceed" else _ASK,
         )
+        known = registry_names(tools)
+        if unknown_tools == "error" and known is not None:
+            # The registry lists the agent's tools: whatever names another tool is a mistake.
+            require_known_tools(self, known, where="ApprovalPolicy(tools=...)", kinds=BESIDE_REGISTRY)
 
     # -- readers -------------------------------------------------------------------------------------
 
@@ -419,6 +487,23 @@ class ApprovalPolicy(Engine[_Call]):
     def project_grants(self) -> GrantsLike | None:
         """The project grants collaborator."""
         return self._project_grants
+
+    @property
+    def default(self) -> PolicyDefault:
+        """What a call no layer decided does: ``"proceed"`` or ``"ask"``."""
+        return self._default
+
+    def tool_references(self) -> list[ToolReference]:
+        """Every place the policy names tools: its rules, ``require_approval``, the queue's
+        ``auto_approve``, its hooks' matchers and its ``tools`` registry's names (see
+        ``require_known_tools``)."""
+        return approval_references(
+            rules=self._rules,
+            require_approval=self._require_approval,
+            auto_approve=self.queue.auto_approve,
+            hooks=self._state.hooks,
+            tools=self._tools,
+        )
 
     def requires_approval(self, name: str) -> bool:
         """Whether ``require_approval`` names this tool (exactly, or after folding the name)."""

@@ -20,13 +20,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, final
 
-from ask_permissions._errors import preview
+from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._command import argv_texts
 from ask_permissions.rules._paths import normalize_path
 from ask_permissions.rules._shell import parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
+from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
 from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ResolutionScope, ReviewRequest
@@ -52,6 +53,13 @@ from ._records import DecisionRecord, MatchedRule
 from ._reviewer import DenialTracker, Review, Reviewer, review
 from ._safety import PROTECTED_PATHS, ProtectedPaths, SafetyFinding, check_paths, check_shell
 from ._tool_metadata import ToolMetadata, ToolRegistry
+from ._tool_names import (
+    ToolReference,
+    hook_references,
+    name_references,
+    pattern_reference,
+    registry_names,
+)
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action, ApprovalQueue
@@ -565,10 +573,11 @@ class LayeredPolicy(Engine[_Call]):
     Raises:
         ValueError: an unknown mode, or ``bypassPermissions`` while a settings source disables it.
         InvalidSnapshotError: a rule or hook of the settings that cannot be read (naming file and field).
+
         TypeError: a collaborator of the wrong shape.
     """
 
-    __slots__ = ("_history", "_lock", "_on_mode_change", "_own_hooks", "_settings", "_state")
+    __slots__ = ("_history", "_lock", "_on_mode_change", "_own_hooks", "_settings", "_state", "_tools")
 
     def __init__(
         self,
@@ -655,6 +664,7 @@ class LayeredPolicy(Engine[_Call]):
         self._lock: Final = threading.Lock()
         self._history: list[ModeChange] = []
         self._on_mode_change: Final = on_mode_change
+        self._tools: Final = tools
 
     # -- readers ----------------------------------------------------------------------------------------
 
@@ -702,6 +712,27 @@ class LayeredPolicy(Engine[_Call]):
         _logger.info("Permission mode changed from %s to %s", old, mode)
         if self._on_mode_change is not None:
             self._on_mode_change(change)
+
+    def tool_references(self) -> list[ToolReference]:
+        """Every place the policy names tools: each settings rule (named by its file and list position),
+        ``kinds``, the hooks' matchers and the ``tools`` registry's names (see ``require_known_tools``)."""
+        state = self._current()
+        paths = {source.name: source.path for source in self._settings.sources}
+        references: list[ToolReference] = []
+        for rule in state.rules.rules:
+            path = paths.get(rule.source)
+            where = (
+                f"{path if path else rule.source + ' settings'}: permissions.{rule.decision}[{rule.position}]"
+            )
+            reference = pattern_reference(
+                where, rule.parsed.tool_pattern, rule.text, folds=rule.decision != "allow"
+            )
+            if reference is not None:
+                references.append(reference)
+        references.extend(name_references("kinds", state.kinds, "kind"))
+        references.extend(hook_references(state.hooks))
+        references.extend(name_references("tools", registry_names(self._tools) or (), "tool"))
+        return references
 
     def __repr__(self) -> str:
         state = self._state
@@ -786,8 +817,8 @@ def _settings_hooks(sources: Iterable[Any], own: Hooks, kinds: Mapping[str, Tool
     for source in sources:
         if source.hooks:
             base = os.path.dirname(source.path) if source.path else source.anchor
-            collected.extend(
-                Hooks.from_config(
+            try:
+                read = Hooks.from_config(
                     source.hooks,
                     path="hooks",
                     base_dir=base,
@@ -795,7 +826,10 @@ def _settings_hooks(sources: Iterable[Any], own: Hooks, kinds: Mapping[str, Tool
                     cwd=source.anchor,
                     home=home,
                 )
-            )
+            except InvalidSnapshotError as error:  # named by its file, as a rule's error is
+                place = source_place(source.path, source.name, error.path, error.value)
+                raise InvalidSnapshotError(f"{place}: {error}", path=error.path, value=error.value) from None
+            collected.extend(read)
     collected.extend(own)
     return Hooks(collected)
 

@@ -22,6 +22,7 @@ from ask_permissions.rules._command import COMMAND_KEYS, CommandPattern, compoun
 from ask_permissions.rules._shell import command_words, parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text
+from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._sources import SettingsSource
 from ask_permissions.typing import Decision, SettingsSourceName
 
@@ -198,9 +199,9 @@ class LayeredRules:
                         parsed = parse_rule_text(text, decision, kinds=kinds, cwd=source.anchor, home=home)
                     except RuleTextError as error:
                         where = f"permissions.{decision}[{position}]"
-                        prefix = f"{source.path}: " if source.path else f"{source.name} settings: "
+                        place = source_place(source.path, source.name, where, text)
                         raise InvalidSnapshotError(
-                            f"{prefix}{where}: {error.problem}", path=where, value=text
+                            f"{place}: {where}: {error.problem}", path=where, value=text
                         ) from None
                     lead = _lead(parsed, decision)
                     rules.append(LayeredRule(decision, text, source.name, position, parsed, lead))

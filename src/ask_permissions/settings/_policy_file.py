@@ -8,12 +8,19 @@ from collections.abc import Callable, Iterator, Mapping
 from types import MappingProxyType
 from typing import Any, Final, NoReturn, TypeAlias, TypeVar
 
-from ask_permissions._errors import InvalidSnapshotError, preview
+from ask_permissions._errors import InvalidSnapshotError, UnknownToolError, preview
 from ask_permissions._strict import child, fail, read_bool, read_list, read_mapping, read_str, read_version
-from ask_permissions.policy._approval import MODES, ApprovalPolicy
+from ask_permissions.policy._approval import MODES, POLICY_DEFAULTS, ApprovalPolicy, approval_references
 from ask_permissions.policy._hooks import Hooks
 from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
+from ask_permissions.policy._tool_names import (
+    BESIDE_REGISTRY,
+    raise_unknown,
+    read_unknown_tools,
+    registry_names,
+)
+from ask_permissions.policy._tool_names import unknown_tools as unknown_tools_of
 from ask_permissions.queue._grants import SessionPermissionGrants
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.queue._store import DEFAULT_SESSION, ApprovalStore
@@ -21,8 +28,9 @@ from ask_permissions.rules._patterns import ToolPattern, decode_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
 from ask_permissions.rules._text import RuleTextError, read_kinds
-from ask_permissions.typing import Clock, GrantsLike, Mode
+from ask_permissions.typing import Clock, GrantsLike, Mode, PolicyDefault, UnknownTools
 
+from ._field_lines import with_line
 from ._policy_text import MAX_POLICY_FILE_BYTES, parse_policy_bytes, read_policy_bytes
 
 __all__ = ["MAX_POLICY_FILE_BYTES", "RISK_LEVELS", "PolicySource", "load_policy", "parse_policy_bytes"]
@@ -42,8 +50,11 @@ _KEYS: Final = (
     "auto_approve",
     "session_grants",
     "hooks",
+    "default",
+    "unknown_tools",
 )
 _PERMISSION_LISTS: Final = ("deny", "ask", "allow")
+_KEEP_IN_FILE: Final = 'set unknown_tools = "keep" in the file to keep rules for tools that come later'
 _TOOL_FLAGS: Final = ("approval_required", "auto_approvable", "always_ask")
 # Each declared text must be one of these: a typo would otherwise silently read as "unknown" or "not
 # elevated".
@@ -65,15 +76,21 @@ def load_policy(
     interactive: bool = True,
     store: ApprovalStore | None = None,
     session: str = DEFAULT_SESSION,
+    unknown_tools: UnknownTools | None = None,
 ) -> ApprovalPolicy:
     """Build an ``ApprovalPolicy`` from a policy file or its parsed data.
 
-    The file holds ``version`` (1) and, each optional, ``mode``, ``rules`` (a ``PermissionRules`` or
-    ``PermissionRuleSet`` snapshot), ``require_approval``, ``tools``, ``auto_approve`` and
-    ``session_grants`` (see docs/reference/policy-file.md), and ``hooks`` (``{"PreToolUse": [...]}``, read by
-    ``Hooks.from_config``; a relative program path is found in the file's own folder). The policy always
-    gets a ``SessionPermissionGrants`` (empty when the file has none), so a host can grant tools as people
-    answer.
+    The file holds ``version`` (1) and, each optional, ``mode``, ``default``, ``rules`` (a
+    ``PermissionRules`` or ``PermissionRuleSet`` snapshot), ``permissions`` (rule text),
+    ``require_approval``, ``tools``, ``unknown_tools``, ``auto_approve`` and ``session_grants`` (see
+    docs/reference/policy-file.md), and ``hooks`` (``{"PreToolUse": [...]}``, read by ``Hooks.from_config``;
+    a relative program path is found in the file's own folder). The policy always gets a
+    ``SessionPermissionGrants`` (empty when the file has none), so a host can grant tools as people answer.
+
+    ``default`` is what a call nothing decides does: ``"ask"`` a person when the file leaves it out, or
+    ``"proceed"`` (the gem's "unconfigured means allow"). When the file has a ``tools`` table, every rule,
+    ``require_approval`` entry, ``auto_approve`` entry and hook matcher must name one of its tools
+    (``UnknownToolError`` otherwise, with the nearest name), unless ``unknown_tools`` is ``"keep"``.
 
     A file is read only up to ``MAX_POLICY_FILE_BYTES`` (64 MiB); a larger one is refused before it is read
     whole. Tool entries declare ``risk_level`` as one of ``RISK_LEVELS`` (``low``, ``medium``, ``high``,
@@ -91,9 +108,12 @@ def load_policy(
             other processes see the same pending actions; the file's ``auto_approve`` configures that queue,
             and its ``session_grants`` are granted in the session.
         session: the session of ``store`` the queue and the grants belong to.
+        unknown_tools: ``"error"`` or ``"keep"``, in place of the file's own ``unknown_tools``.
 
     Raises:
         OSError: the file cannot be read.
+        UnknownToolError: a rule (or other entry) names no tool of the file's ``tools`` table (an
+            ``InvalidSnapshotError``).
         InvalidSnapshotError: the file is larger than ``MAX_POLICY_FILE_BYTES``, not valid JSON/TOML, or
             any field is invalid; the message and ``path`` name the bad field, e.g.
             ``rules.rules[2].tool_pattern.flags``. That includes an integer past Python's digit limit, a
@@ -105,12 +125,17 @@ def load_policy(
     """
     if queue is not None and store is not None:
         raise ValueError("load_policy: give a queue or a store for one, not both")
+    if unknown_tools is not None:
+        unknown_tools = read_unknown_tools(unknown_tools)
+    text: str | None = None
     if isinstance(source, Mapping):
         data: object = source
         where = ""
     else:
         where = _as_path(source)
-        data = parse_policy_bytes(_read(where), where, toml=where.endswith(".toml"))
+        raw = _read(where)
+        data = parse_policy_bytes(raw, where, toml=where.endswith(".toml"))
+        text = raw.decode("utf-8")  # parse_policy_bytes checked it
     try:
         try:
             return _build(
@@ -119,6 +144,8 @@ def load_policy(
                 base_dir=os.path.dirname(os.path.abspath(where)) if where else None,
                 store=store,
                 session=session,
+                unknown_tools=unknown_tools,
+                where=where or "load_policy",
                 project_grants=project_grants,
                 on_decision=on_decision,
                 clock=clock,
@@ -133,7 +160,13 @@ def load_policy(
     except InvalidSnapshotError as error:
         if not where:
             raise
-        raise InvalidSnapshotError(f"{where}: {error}", path=error.path, value=error.value) from None
+        located = with_line(where, text, error.path, error.value, toml=where.endswith(".toml"))
+        if isinstance(error, UnknownToolError):  # its message names the file already
+            message = located + str(error).removeprefix(where)
+            raise UnknownToolError(
+                message, path=error.path, value=error.value, unknown=error.unknown, known=error.known
+            ) from None
+        raise InvalidSnapshotError(f"{located}: {error}", path=error.path, value=error.value) from None
 
 
 def _as_path(source: object) -> str:
@@ -188,12 +221,16 @@ def _build(
     base_dir: str | None,
     store: ApprovalStore | None,
     session: str,
+    unknown_tools: UnknownTools | None,
+    where: str,
     **host: Any,
 ) -> ApprovalPolicy:
     """Validate everything first, then build: a bad field never leaves half a policy behind."""
     config = read_mapping(data, "", required=("version",), optional=_KEYS)
     read_version(config, "")
     mode = _optional(config, "mode", _read_mode)
+    default: PolicyDefault = _optional(config, "default", _read_default) or "ask"
+    keep = unknown_tools or _optional(config, "unknown_tools", _read_unknown_tools) or "error"
     rules = _optional(config, "rules", _read_rules)
     require_approval = _optional(config, "require_approval", _read_require_approval)
     tools = _optional(config, "tools", _read_tools)
@@ -206,6 +243,17 @@ def _build(
     auto_approve = _optional(config, "auto_approve", _read_auto_approve) or {}
     granted = _optional(config, "session_grants", _read_grants)
     hooks = _optional(config, "hooks", lambda value, path: _read_hooks(value, path, config, kinds, base_dir))
+    known = registry_names(tools)
+    if keep == "error" and known is not None:
+        references = approval_references(
+            rules=rules,
+            require_approval=require_approval,
+            auto_approve=auto_approve,
+            hooks=hooks or (),
+            tools=tools,
+        )
+        found = unknown_tools_of([ref for ref in references if ref.kind in BESIDE_REGISTRY], known)
+        raise_unknown(found, known, where=where, keep_hint=_KEEP_IN_FILE)
     # Everything is read and checked: only now is anything created (or written to a store).
     session_grants = SessionPermissionGrants(
         () if granted is None else granted.granted_tools, store=store, session=session
@@ -225,6 +273,8 @@ def _build(
         mode=mode,
         session_grants=session_grants,
         hooks=hooks,
+        default=default,
+        unknown_tools=keep,
         **host,
     )
 
@@ -233,6 +283,19 @@ def _optional(config: Mapping[str, object], key: str, read: Callable[[object, st
     # JSON's null reads as "left out", as it does for the optional fields of every snapshot.
     value = config.get(key)
     return None if value is None else read(value, key)
+
+
+def _read_default(value: object, path: str) -> PolicyDefault:
+    if value not in POLICY_DEFAULTS:
+        fail(path, "'ask' (a person decides what no rule does) or 'proceed'", value)
+    return value
+
+
+def _read_unknown_tools(value: object, path: str) -> UnknownTools:
+    try:
+        return read_unknown_tools(value, path)
+    except ValueError:
+        fail(path, "'error' (a rule must name a tool of the tools table) or 'keep'", value)
 
 
 def _read_mode(value: object, path: str) -> Mode:
@@ -290,6 +353,8 @@ def _read_tools(value: object, path: str) -> Mapping[str, Mapping[str, object]]:
                 if declared[key] not in choices:
                     fail(child(entry_path, key), "one of " + ", ".join(map(repr, choices)), declared[key])
                 metadata[key] = declared[key]
+        if isinstance(declared.get("permission_kind"), str):  # checked by _read_permission_kinds
+            metadata["permission_kind"] = declared["permission_kind"]
         tools[name] = MappingProxyType(metadata)
     return MappingProxyType(tools)
 

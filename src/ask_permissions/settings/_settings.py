@@ -15,6 +15,7 @@ from ._sources import (
     RUNTIME_SOURCES,
     SOURCES,
     SettingsSource,
+    host_key_names,
     read_settings_file,
     runtime_source,
     settings_from_data,
@@ -45,9 +46,10 @@ class PermissionSettings:
         sources: the sources (at most one of each name; missing ones are empty).
         project_dir: the project's directory (runtime sources anchor their path rules there).
         local_path: the file ``persist`` writes (``<project>/.agent/settings.local.json`` by default).
+        host_keys: top-level keys of the host's own that the files may hold (read again by ``persist``).
     """
 
-    __slots__ = ("_local_path", "_lock", "_project_dir", "_sources", "_version")
+    __slots__ = ("_host_keys", "_local_path", "_lock", "_project_dir", "_sources", "_version")
 
     def __init__(
         self,
@@ -55,8 +57,10 @@ class PermissionSettings:
         *,
         project_dir: str | os.PathLike[str] | None = None,
         local_path: str | os.PathLike[str] | None = None,
+        host_keys: Iterable[str] = (),
     ) -> None:
         project = os.path.abspath(os.fspath(project_dir) if project_dir is not None else os.getcwd())
+        self._host_keys: Final = host_key_names(host_keys)
         by_name: dict[SettingsSourceName, SettingsSource] = {}
         for source in sources:
             if not isinstance(source, SettingsSource):
@@ -84,38 +88,55 @@ class PermissionSettings:
         user_dir: str | os.PathLike[str] | None = None,
         managed_path: str | os.PathLike[str] | None = None,
         cli: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+        host_keys: Iterable[str] = (),
     ) -> PermissionSettings:
         """Read every file source: the project's and the local file under ``<project_dir>/.agent/``, the
         user's ``<user_dir or ~/.agent>/settings.json``, the managed file when given, and ``cli`` (a file, or
         settings data given directly).
 
-        A missing file is an empty source. Path rules are anchored per source: ``/path`` is relative to the
-        project directory for project and local, to the user directory for user, and to the file's own
-        directory for managed and cli (the project directory for cli data).
+        A missing project, local or user file is an empty source; the managed and cli files, named
+        explicitly, must exist. Every file is read strictly: one that cannot be read or parsed, or holds an
+        unknown key, stops the loading (its deny rules must never vanish quietly). Path rules are anchored
+        per source: ``/path`` is relative to the project directory for project and local, to the user
+        directory for user, and to the file's own directory for managed and cli (the project directory for
+        cli data).
+
+        Args:
+            host_keys: top-level keys of the host's own that the files may hold (``"model"``, say); any
+                other key but ``permissions``, ``hooks`` and ``$schema`` is an error.
 
         Raises:
-            InvalidSnapshotError: a malformed file, naming the file and the field.
-            OSError: a file that exists but cannot be read.
+            InvalidSnapshotError: a malformed file, or an unknown key, naming the file, the field and the
+                nearest known key.
+            OSError: a file that exists but cannot be read (a folder, no permission, a dangling link), or a
+                managed or cli file that does not exist.
         """
         project = os.path.abspath(os.fspath(project_dir))
         user = os.path.abspath(
             os.fspath(user_dir) if user_dir is not None else os.path.join(os.path.expanduser("~"), AGENT_DIR)
         )
         agent = os.path.join(project, AGENT_DIR)
+        keys = host_key_names(host_keys)
         sources = [
-            read_settings_file("project", os.path.join(agent, PROJECT_SETTINGS), project),
-            read_settings_file("local", os.path.join(agent, LOCAL_SETTINGS), project),
-            read_settings_file("user", os.path.join(user, USER_SETTINGS), user),
+            read_settings_file("project", os.path.join(agent, PROJECT_SETTINGS), project, host_keys=keys),
+            read_settings_file("local", os.path.join(agent, LOCAL_SETTINGS), project, host_keys=keys),
+            read_settings_file("user", os.path.join(user, USER_SETTINGS), user, host_keys=keys),
         ]
         if managed_path is not None:
             managed = os.path.abspath(os.fspath(managed_path))
-            sources.append(read_settings_file("managed", managed, os.path.dirname(managed)))
+            sources.append(
+                read_settings_file(
+                    "managed", managed, os.path.dirname(managed), required=True, host_keys=keys
+                )
+            )
         if isinstance(cli, Mapping):
-            sources.append(settings_from_data("cli", cli, project))
+            sources.append(settings_from_data("cli", cli, project, host_keys=keys))
         elif cli is not None:
             given = os.path.abspath(os.fspath(cli))
-            sources.append(read_settings_file("cli", given, os.path.dirname(given)))
-        return cls(sources, project_dir=project)
+            sources.append(
+                read_settings_file("cli", given, os.path.dirname(given), required=True, host_keys=keys)
+            )
+        return cls(sources, project_dir=project, host_keys=keys)
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -251,7 +272,7 @@ class PermissionSettings:
             return {**data, "permissions": {**permissions, "allow": listed}}
 
         update_json_file(self._local_path, change)
-        reread = read_settings_file("local", self._local_path, self._project_dir)
+        reread = read_settings_file("local", self._local_path, self._project_dir, host_keys=self._host_keys)
         with self._lock:
             self._sources["local"] = reread
             self._version += 1

@@ -19,6 +19,7 @@ from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, read_list, read_mapping, read_text
 from ask_permissions.typing import LayeredMode, SettingsSourceName
 
+from ._field_lines import with_line
 from ._policy_text import parse_policy_bytes, read_policy_bytes
 
 __all__ = [
@@ -26,8 +27,10 @@ __all__ = [
     "FILE_SOURCES",
     "LAYERED_MODES",
     "RUNTIME_SOURCES",
+    "SETTINGS_KEYS",
     "SOURCES",
     "SettingsSource",
+    "host_key_names",
     "read_settings_file",
     "settings_from_data",
 ]
@@ -45,6 +48,10 @@ LAYERED_MODES: Final[tuple[LayeredMode, ...]] = get_args(LayeredMode)
 
 BYPASS_DISABLED: Final = "disable"
 """The only value ``disableBypassPermissionsMode`` takes (as in the coding-agent CLIs' settings)."""
+
+SETTINGS_KEYS: Final = ("permissions", "hooks", "$schema")
+"""The top-level keys a settings file may hold (``$schema`` for editors); a host declares its own with
+``host_keys``. Any other key is refused: ``"permisions"`` must not load as a file without rules."""
 
 _PERMISSION_KEYS: Final = (
     "allow",
@@ -101,41 +108,63 @@ class SettingsSource:
         return (("deny", self.deny), ("ask", self.ask), ("allow", self.allow))
 
 
-def read_settings_file(name: SettingsSourceName, path: str, anchor: str) -> SettingsSource:
-    """One settings file, read strictly; a missing file is an empty source.
+def read_settings_file(
+    name: SettingsSourceName,
+    path: str,
+    anchor: str,
+    *,
+    required: bool = False,
+    host_keys: Iterable[str] = (),
+) -> SettingsSource:
+    """One settings file, read strictly; a missing file is an empty source, unless it is ``required``.
+
+    A link that leads nowhere is not a missing file: its target was meant to be read, so it is an error.
 
     Raises:
-        InvalidSnapshotError: the file is not JSON, or a field is malformed; the message names the file and
-            the field (``.agent/settings.json: permissions.allow[2]: expected a string; got 3``).
-        OSError: the file exists but cannot be read.
+        InvalidSnapshotError: the file is not JSON, or a field is malformed or unknown; the message names the
+            file and the field (``.agent/settings.json: permissions.allow[2]: expected a string; got 3``).
+        OSError: the file exists but cannot be read (a folder, no permission, a dangling link), or a
+            ``required`` file does not exist.
     """
     try:
         raw = read_policy_bytes(path)
-    except FileNotFoundError:
+    except FileNotFoundError as error:
+        if required or os.path.lexists(path):
+            raise FileNotFoundError(
+                error.errno,
+                "a settings file named explicitly must exist"
+                if required
+                else "a link to a file that does not exist",
+                path,
+            ) from None
         return SettingsSource(name, anchor)
     data = parse_policy_bytes(raw, path, toml=False)
     try:
-        return settings_from_data(name, data, anchor, path=path)
+        return settings_from_data(name, data, anchor, path=path, host_keys=host_keys)
     except InvalidSnapshotError as error:
-        raise InvalidSnapshotError(f"{path}: {error}", path=error.path, value=error.value) from None
+        place = with_line(path, raw.decode("utf-8"), error.path, error.value, toml=False)
+        raise InvalidSnapshotError(f"{place}: {error}", path=error.path, value=error.value) from None
 
 
 def settings_from_data(
-    name: SettingsSourceName, data: object, anchor: str, *, path: str | None = None
+    name: SettingsSourceName,
+    data: object,
+    anchor: str,
+    *,
+    path: str | None = None,
+    host_keys: Iterable[str] = (),
 ) -> SettingsSource:
     """A source from parsed settings data: ``{"permissions": {...}, "hooks": {...}}``.
 
-    Other top-level keys belong to the host (a model, an environment) and are left alone; inside
-    ``permissions`` everything is checked.
+    Every key is checked: the top level holds ``SETTINGS_KEYS`` and the host's own ``host_keys`` (left
+    alone), ``permissions`` its known keys; an unknown key is refused with the nearest known one.
 
     Raises:
-        InvalidSnapshotError: a malformed field, with its path.
+        InvalidSnapshotError: a malformed or unknown field, with its path.
     """
     if not isinstance(data, Mapping):
         fail("", "a settings object", data)
-    for key in data:
-        if not isinstance(key, str):
-            fail("", "string keys", key)
+    read_mapping(data, "", optional=(*SETTINGS_KEYS, *host_key_names(host_keys)))
     permissions_data = data.get("permissions")
     hooks = data.get("hooks")
     if hooks is not None and not isinstance(hooks, Mapping):
@@ -171,6 +200,14 @@ def settings_from_data(
         disable_bypass=lock == BYPASS_DISABLED,
         hooks=hooks,
     )
+
+
+def host_key_names(host_keys: Iterable[object]) -> tuple[str, ...]:
+    """The host's own top-level keys, checked: an iterable of non-empty strings (not one string)."""
+    keys = () if isinstance(host_keys, str) else tuple(host_keys)
+    if isinstance(host_keys, str) or not all(isinstance(key, str) and key for key in keys):
+        raise TypeError(f"host_keys: expected an iterable of non-empty key names; got {preview(host_keys)}")
+    return keys  # type: ignore[return-value]  # strings, checked above
 
 
 def _read_rule_texts(value: object, path: str) -> tuple[str, ...]:
