@@ -434,6 +434,39 @@ class TestSubprocess:
         assert len(audit.read_text().splitlines()) == 5
 
 
+class TestPolicyDefault:
+    """Behind the proxy, a server tool no rule names waits for a person: a policy file's default is ask."""
+
+    def test_the_command_holds_a_tool_no_rule_names(self, tmp_path: Path) -> None:
+        """A file with only an allow rule: bash and fetch (named by no rule) are held, read_file runs."""
+        policy = tmp_path / "policy.toml"
+        policy.write_text('version = 1\n[permissions]\nallow = ["read_file"]\n', encoding="utf-8")
+        proxy = ProxyCommand(tmp_path, policy)
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("read_file", {"path": "a"}))
+            results.append(await client.call_tool("bash", {"command": "git status; rm -rf ~"}))
+            results.append(await client.call_tool("fetch", {"url": "https://evil.example"}))
+
+        proxy.run(scenario)
+        assert text(results[0]) == 'read_file ran with {"path": "a"}'
+        assert ["action 1 waits" in text(results[1]), "action 2 waits" in text(results[2])] == [True, True]
+        assert proxy.ran == [["read_file", {"path": "a"}]]
+
+    def test_proceed_is_an_opt_in(self) -> None:
+        """default = "proceed" in the file brings back the gem's "unconfigured means allow"."""
+        policy = load_policy({"version": 1, "default": "proceed", "permissions": {"allow": ["read_file"]}})
+        harness = Harness(policy)
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("fetch", {"url": "https://example.org"}))
+
+        harness.run(scenario)
+        assert text(results[0]) == 'fetch ran with {"url": "https://example.org"}'
+
+
 PROXY = ["mcp-proxy", "--policy", str(POLICY_FILE)]
 
 # Command lines the subcommand refuses, and what its one error line says.
@@ -467,6 +500,23 @@ class TestCommandLine:
         assert error.startswith("ask-permissions: error: ")
         assert message in error
         assert len(error.splitlines()) == 1
+
+    def test_a_rule_for_a_tool_the_server_does_not_list(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
+        """A typo in a rule's tool name: the command refuses to serve, naming the file, the field and the
+        nearest tool the upstream lists."""
+        from ask_permissions.cli._main import main
+
+        policy = tmp_path / "policy.toml"
+        policy.write_text('version = 1\n[permissions]\ndeny = ["delete_usr"]\n', encoding="utf-8")
+        upstream = [sys.executable, str(UPSTREAM_SCRIPT), str(tmp_path / "ran.jsonl")]
+        assert main(["mcp-proxy", "--policy", str(policy), "--", *upstream]) == 2
+        error = capsys.readouterr().err
+        assert error.startswith(f"ask-permissions: error: {policy}: permissions.deny[0] ")
+        assert "names the tool 'delete_usr', which is not known; did you mean 'delete_user'?" in error
+        assert len(error.splitlines()) == 1
+        assert not (tmp_path / "ran.jsonl").exists()
 
 
 # -- what the upstream gets: exactly the arguments the policy decided ------------------------------------
@@ -1155,6 +1205,18 @@ class TestAnnotations:
             "plain",
         ]
         assert harness.upstream.ran == [("lookup", {"word": "x"})]
+
+    @pytest.mark.parametrize("trusted", [False, True], ids=["untrusted", "trusted"])
+    def test_the_ask_default_relaxes_only_for_a_trusted_read_only_tool(self, trusted: bool) -> None:
+        """A policy that asks for what no rule decides: a trusted read-only tool runs; nothing else does."""
+        harness, results = _annotated({"default": "ask"}, trust_annotations=trusted)
+
+        async def scenario(client: ClientSession) -> None:
+            for name, key in (("lookup", "word"), ("plain", "x"), ("wipe", "disk"), ("both", "x")):
+                results.append(await client.call_tool(name, {key: "1"}))
+
+        harness.run(scenario)
+        assert _verdicts(results) == ["ran" if trusted else "held", "held", "held", "held"]
 
     def test_the_command_trusts_annotations_only_when_told(self, tmp_path: Path) -> None:
         """--trust-annotations lets a read-only tool run in read_only mode; without it, the mode blocks."""

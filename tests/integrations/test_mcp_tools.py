@@ -6,8 +6,15 @@ from typing import Any
 
 import pytest
 
-from ask_permissions import ALL, PermissionRules, PermissionRuleSet
-from ask_permissions.integrations._mcp_tools import HiddenTools, ToolPins, denies_whole_tool, read_definition
+from ask_permissions import ALL, PermissionRules, PermissionRuleSet, UnknownToolError, load_policy
+from ask_permissions.integrations._mcp_tools import (
+    KEEP_HINT,
+    HiddenTools,
+    ToolPins,
+    check_tool_names,
+    denies_whole_tool,
+    read_definition,
+)
 
 BASH = {
     "name": "bash",
@@ -126,6 +133,82 @@ def test_denies_whole_tool(rules: object, name: str, hidden: bool) -> None:
     """Only a deny that decides every call of the tool, whatever its arguments, hides it."""
     assert denies_whole_tool(rules, name) is hidden
     assert HiddenTools()(rules, name) is hidden
+
+
+LISTED = ["read_file", "run_shell", "delete_user"]
+
+
+class TestCheckToolNames:
+    """check_tool_names: a rule naming no tool the server lists is an error with the nearest listed name."""
+
+    @pytest.mark.parametrize(
+        ("policy_file", "server_name", "path", "name", "nearest"),
+        [
+            pytest.param(
+                {"permissions": {"deny": ["run_shel"]}},
+                None,
+                "permissions.deny[0]",
+                "run_shel",
+                "run_shell",
+                id="typo",
+            ),
+            pytest.param(
+                {"require_approval": ["delete_usr"]},
+                None,
+                "require_approval[0]",
+                "delete_usr",
+                "delete_user",
+                id="require-approval",
+            ),
+            pytest.param(
+                {"permissions": {"allow": ["mcp__files__read_fil"]}},
+                "files",
+                "permissions.allow[0]",
+                "mcp__files__read_fil",
+                "mcp__files__read_file",
+                id="named-typo",
+            ),
+            pytest.param(
+                {"permissions": {"deny": ["run_shell"]}},
+                "files",
+                "permissions.deny[0]",
+                "run_shell",
+                "mcp__files__run_shell",
+                id="plain-name-under-name",
+            ),
+        ],
+    )
+    def test_an_unlisted_name_is_refused(
+        self, policy_file: dict[str, Any], server_name: str | None, path: str, name: str, nearest: str
+    ) -> None:
+        """The error names the file, the field, the name, the nearest listed tool and how to keep rules."""
+        policy = load_policy({"version": 1, **policy_file})
+        with pytest.raises(UnknownToolError) as raised:
+            check_tool_names(policy, LISTED, server_name=server_name, where="policy.toml")
+        message = str(raised.value)
+        assert message.startswith(f"policy.toml: {path} ")
+        assert f"names the tool {name!r}, which is not known; did you mean {nearest!r}?" in message
+        assert message.endswith(f"{KEEP_HINT}.")
+        assert (raised.value.path, raised.value.value) == (path, name)
+
+    def test_listed_names_and_other_servers_pass(self) -> None:
+        """Listed tools pass; under --name, other servers' tools and other hosts' rules are left alone."""
+        plain = load_policy({"version": 1, "permissions": {"allow": ["read_file"], "deny": ["Run_Shell"]}})
+        check_tool_names(plain, LISTED, server_name=None, where="p")
+        named = load_policy(
+            {
+                "version": 1,
+                "permissions": {
+                    "allow": ["mcp__files__read_file", "mcp__github__create_issue", "Bash(git *)"]
+                },
+            }
+        )
+        check_tool_names(named, LISTED, server_name="files", where="p")
+
+    def test_keep_keeps_rules_for_tools_that_come_later(self) -> None:
+        """unknown_tools = "keep" in the policy file: no check."""
+        policy = load_policy({"version": 1, "unknown_tools": "keep", "permissions": {"deny": ["run_shel"]}})
+        check_tool_names(policy, LISTED, server_name=None, where="p")
 
 
 def test_hidden_tools_follow_rules_that_grow() -> None:

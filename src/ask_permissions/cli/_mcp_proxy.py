@@ -145,6 +145,7 @@ def run_mcp_proxy(options: argparse.Namespace) -> int:
                 trust_annotations=options.trust_annotations,
                 prompt_limit=options.prompt_limit,
                 pending_expiry=options.pending_expiry,
+                where=options.policy,
             )
         )
     except ValueError:

@@ -15,20 +15,25 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, final
 
+from ask_permissions._names import fold_tool_name
+from ask_permissions.policy._tool_names import UnknownTool, policy_references, raise_unknown, unknown_tools
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
 
 __all__ = [
+    "KEEP_HINT",
     "PINNED_FIELDS",
     "HiddenTools",
     "KnownTool",
     "ToolDefinition",
     "ToolPins",
+    "check_tool_names",
     "denies_whole_tool",
+    "policy_tool_name",
     "read_definition",
 ]
 
@@ -135,6 +140,53 @@ class ToolPins:
                 self._tools[definition.name] = updated
                 changes.append(updated)
         return changes
+
+
+def policy_tool_name(tool: str, server_name: str | None = None) -> str:
+    """The name the policy decides a tool call under: the upstream's, or ``mcp__<server>__<tool>``."""
+    return tool if server_name is None else f"mcp__{server_name}__{tool}"
+
+
+KEEP_HINT: Final = (
+    'set unknown_tools = "keep" in the policy file to keep rules for tools the server does not list'
+)
+"""How a policy keeps rules for tools the upstream server does not list (yet), for the error."""
+
+
+def check_tool_names(policy: object, listed: Sequence[str], *, server_name: str | None, where: str) -> None:
+    """Refuse a policy whose rules name tools the upstream does not list, each with the nearest listed name.
+
+    Without ``server_name`` every tool the policy names must be listed. With it, calls are decided as
+    ``mcp__<server>__<tool>``: names of that form must be listed ones, a plain name of a listed tool is a
+    mistake (no call is ever decided under it: ``did you mean 'mcp__<server>__<tool>'?``), and other names
+    are left alone (one policy file may cover several servers and hosts). A policy whose ``unknown_tools``
+    is ``"keep"`` is not checked.
+
+    Raises:
+        UnknownToolError: the first such name's field and value, every finding, and the listed names.
+    """
+    if getattr(policy, "unknown_tools", "error") == "keep":
+        return
+    references = policy_references(policy)
+    known = [policy_tool_name(name, server_name) for name in listed]
+    if server_name is None:
+        found = unknown_tools(references, known)
+    else:
+        prefix = policy_tool_name("", server_name)
+        plain = {name: policy_tool_name(name, server_name) for name in listed}
+        folded = {fold_tool_name(name): prefixed for name, prefixed in plain.items()}
+        found = []
+        for reference in references:
+            name = reference.name
+            if name is None:
+                continue  # a pattern may be meant for another server
+            if name.startswith(prefix):
+                found.extend(unknown_tools([reference], known))
+                continue
+            meant = plain.get(name) or (folded.get(fold_tool_name(name)) if reference.folds else None)
+            if meant is not None:
+                found.append(UnknownTool(reference, meant))
+    raise_unknown(found, known, where=where, keep_hint=KEEP_HINT)
 
 
 @final

@@ -61,7 +61,15 @@ from ask_permissions.policy._results import pending_reason, proceed
 from ._common import ProjectGrantHook, require_hook, require_policy
 from ._mcp_held import PENDING_EXPIRY, HeldCall, HeldCalls
 from ._mcp_prompt import PROMPT_LIMIT, approval_prompt, visible_json
-from ._mcp_tools import HiddenTools, KnownTool, ToolDefinition, ToolPins, read_definition
+from ._mcp_tools import (
+    HiddenTools,
+    KnownTool,
+    ToolDefinition,
+    ToolPins,
+    check_tool_names,
+    policy_tool_name,
+    read_definition,
+)
 
 if TYPE_CHECKING:
     from ask_permissions.policy._records import DecisionRecord
@@ -117,11 +125,6 @@ _CHANGED_TEXT: Final = (
 _DESTRUCTIVE_TEXT: Final = "the upstream server marks this tool destructive (destructiveHint)"
 _SUPERSEDED_FEEDBACK: Final = "the tool's definition changed while the call waited"
 _ONCE: Final[dict[ResolutionScope, str]] = {"once": "runs this call once"}
-
-
-def policy_tool_name(tool: str, server_name: str | None = None) -> str:
-    """The name the policy decides a tool call under: the upstream's, or ``mcp__<server>__<tool>``."""
-    return tool if server_name is None else f"mcp__{server_name}__{tool}"
 
 
 @final
@@ -349,6 +352,18 @@ class PermissionProxy:
         self._listed = True
         await self._report_changes(changes)
         return changes
+
+    def check_tools(self, *, where: str = "PermissionProxy") -> None:
+        """Refuse a policy that names tools the upstream does not list (after ``refresh_tools``).
+
+        With ``server_name``, only names of the form ``mcp__<server>__<tool>`` are checked, and plain
+        names of listed tools (which no call is decided under); a policy whose ``unknown_tools`` is
+        ``"keep"`` is not checked. ``where`` starts the message (a policy file's path, say).
+
+        Raises:
+            UnknownToolError: each name that no listed tool has, with the nearest listed name.
+        """
+        check_tool_names(self._policy, self._tools.names(), server_name=self._server_name, where=where)
 
     async def upstream_message(self, message: object) -> None:
         """Handle a message from the upstream session (its ``message_handler``): on ``tools/list_changed``
@@ -845,19 +860,20 @@ async def run_stdio_proxy(
     trust_annotations: bool = False,
     prompt_limit: int = PROMPT_LIMIT,
     pending_expiry: float | None = PENDING_EXPIRY,
-    check_tools: Callable[[PermissionProxy], object] | None = None,
+    where: str = "mcp-proxy",
 ) -> None:
     """Start the upstream server ``command`` over stdio and serve the proxy on stdin/stdout until EOF.
 
     The upstream gets this process's environment (``env`` replaces it). Its tools are listed (and pinned)
-    before the client is served; ``check_tools(proxy)`` may then refuse to serve by raising (the command
-    checks the policy's rules against the tool names). The keyword arguments are ``PermissionProxy``'s.
-    This process serves one client: when it goes away, the calls still held for it expire at once.
+    before the client is served, and a policy that names tools the upstream does not list is refused
+    (``PermissionProxy.check_tools``; the message starts with ``where``). The other keyword arguments are
+    ``PermissionProxy``'s. This process serves one client: when it goes away, the calls still held for it
+    expire at once.
 
     Raises:
         ValueError: ``command`` is empty, or ``server_name`` is not a valid name.
         OSError: the upstream command cannot be started.
-        Exception: whatever ``check_tools`` raises.
+        UnknownToolError: the policy names a tool the upstream does not list (a ``ValueError``).
     """
     if not command:
         raise ValueError("command: expected the upstream MCP server's command and arguments; got none")
@@ -885,8 +901,7 @@ async def run_stdio_proxy(
         )
         proxies.append(proxy)
         await proxy.refresh_tools()
-        if check_tools is not None:
-            check_tools(proxy)
+        proxy.check_tools(where=where)
         try:
             async with stdio_server() as (client_read, client_write):
                 await proxy.run(client_read, client_write)
