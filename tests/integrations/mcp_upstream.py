@@ -121,8 +121,9 @@ class Upstream:
         classic: Any = types
 
         async def list_tools_v1(request: Any) -> Any:
-            cursor = request.params.cursor if request.params is not None else None
-            return classic.ServerResult(self.list_page(cursor))
+            # mcp 1's call_tool decorator calls this with no request to refresh its cache of the tools.
+            params = getattr(request, "params", None)
+            return classic.ServerResult(self.list_page(params.cursor if params is not None else None))
 
         @server.call_tool()  # type: ignore[misc,unused-ignore]
         async def call_tool_v1(name: str, arguments: dict[str, Any]) -> Any:

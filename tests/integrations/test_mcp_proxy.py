@@ -827,7 +827,7 @@ class TestPinnedTools:
         assert text(results[1]) == "The call to 'read_file' was rejected"
         assert harness.upstream.ran == [("read_file", {"path": "a"})]
         expected = f'mcp-proxy: tool "read_file": {CHANGED}'
-        assert [record.getMessage() for record in caplog.records] == [expected]
+        assert [r.getMessage() for r in caplog.records if r.name == "ask_permissions.mcp_proxy"] == [expected]
         assert harness.notes.logged == [expected]
 
     def test_grants_given_for_the_old_tool_do_not_carry_over(self) -> None:
@@ -1041,12 +1041,12 @@ class TestNoAnswer:
         hint = "run the proxy with a store"
 
         async def nothing(client: ClientSession) -> None:
-            await client.send_ping()
+            await client.list_tools()  # mcp 2 warns as the client initializes; mcp 1 at its first request
 
         with caplog.at_level(logging.WARNING, logger="ask_permissions.mcp_proxy"):
             Harness(unanswerable_hint=hint).run(nothing)
             Harness(unanswerable_hint=hint).run(nothing, answers=[])
-        (record,) = caplog.records
+        (record,) = [record for record in caplog.records if record.name == "ask_permissions.mcp_proxy"]
         assert record.getMessage() == (
             "mcp-proxy: this client declares no elicitation, so calls that need a person cannot be approved "
             f"through it, and this proxy keeps its approvals in memory: {hint}"
