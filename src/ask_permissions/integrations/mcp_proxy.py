@@ -54,7 +54,7 @@ except ImportError as error:
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
-from ask_permissions.policy._outcome import Outcome
+from ask_permissions.policy._outcome import Outcome, grants_scopes
 from ask_permissions.policy._resolvers import EXPIRED_FEEDBACK
 from ask_permissions.policy._results import pending_reason, proceed
 
@@ -80,7 +80,6 @@ if TYPE_CHECKING:
         HookResult,
         PendingResult,
         PolicyLike,
-        ResolutionScope,
     )
 
 __all__ = [
@@ -124,7 +123,7 @@ _CHANGED_TEXT: Final = (
 )
 _DESTRUCTIVE_TEXT: Final = "the upstream server marks this tool destructive (destructiveHint)"
 _SUPERSEDED_FEEDBACK: Final = "the tool's definition changed while the call waited"
-_ONCE: Final[dict[ResolutionScope, str]] = {"once": "runs this call once"}
+_ONCE: Final = grants_scopes(None, None)  # only the one call: {"once": ...}
 
 
 @final
