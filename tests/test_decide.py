@@ -95,6 +95,10 @@ class TestSyncResolver:
                 "tool": "bash",
                 "args": {"command": "make"},
                 "reason": "Tool 'bash' requires approval",
+                "layer": "approval_required",
+                "rule": None,
+                "source": None,
+                "suggestions": [],
             }
         ]
         action = policy.lookup(1)

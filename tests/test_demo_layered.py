@@ -9,6 +9,8 @@ from pathlib import Path
 
 from ask_permissions.cli._demo_layered import demo_settings_bytes, run_layered_demo
 
+from .docs_pages import shown_copies
+
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "agent-settings.json"
 
 
@@ -26,9 +28,10 @@ class TestLayeredDemo:
         assert demo_settings_bytes() == EXAMPLE.read_bytes()
 
     def test_the_docs_show_this_transcript(self) -> None:
-        """The docs' copy (one file, included where shown) is what the demo prints."""
-        shown = EXAMPLE.parent.parent / "docs" / "includes" / "demo-layered-transcript.txt"
-        assert shown.read_text(encoding="utf-8") == _transcript()
+        """The docs show the transcript, each copy exactly what the demo prints."""
+        copies = shown_copies(_transcript())
+        assert copies != []
+        assert [body for _, body in copies] == [_transcript()] * len(copies)
 
     def test_the_transcript_is_deterministic(self) -> None:
         """Two runs print the same text (no temporary paths, no times)."""

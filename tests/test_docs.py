@@ -6,14 +6,16 @@ writes outside its own directory. A ``toml`` or ``json`` block parses. A block t
 framework that is not installed is skipped, naming the extra; any other failing import is a broken example.
 A block that reads ``DATABASE_URL`` runs against the suite's throwaway PostgreSQL server.
 
-The example policy and the demo transcript live in one file each and are included where shown
-(``--8<-- "path"``), never copied: the pages may not contain their text.
+Pages read on a code host as on the site: they have no include lines. A page that shows the example policy,
+the example settings or a demo transcript holds a copy, and each copy must equal the file or the demo's
+output. Every install line works from a checkout, and a page that names the published package says so.
 """
 
 from __future__ import annotations
 
 import ast
 import importlib.util
+import io
 import json
 import re
 import shutil
@@ -23,16 +25,9 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parent.parent
-DOCS = ROOT / "docs"
-README = ROOT / "README.md"
-INCLUDES = DOCS / "includes"
-PAGES = sorted([README, *(page for page in DOCS.rglob("*.md") if INCLUDES not in page.parents)])
+from .docs_pages import FENCE as _FENCE
+from .docs_pages import PAGES, README, ROOT, blocks, shown_copies
 
-_FENCE = re.compile(
-    r"^(?P<indent>[ ]*)```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^(?P=indent)```[ ]*$", re.M | re.S
-)
-_SNIPPET = re.compile(r'^[ ]*--8<-- "(?P<path>[^"]+)"[ ]*$', re.M)
 _LINK = re.compile(r"\]\((?P<target>[^)\s]+)\)")
 
 # The frameworks of the optional extras, by the top-level modules an example may import.
@@ -60,26 +55,7 @@ _PARSED = {"toml": tomllib.loads, "json": json.loads}
 _SHOWN = {"console", "bash", "text", "sh"}
 
 
-def expand_snippets(text: str) -> str:
-    """``text`` with each ``--8<-- "path"`` line replaced by that file (a path from the repository root)."""
-    return _SNIPPET.sub(lambda match: (ROOT / match["path"]).read_text(encoding="utf-8").rstrip("\n"), text)
-
-
-def _blocks() -> list[tuple[str, str, str]]:
-    found: list[tuple[str, str, str]] = []
-    for page in PAGES:
-        text = page.read_text(encoding="utf-8")
-        for match in _FENCE.finditer(text):
-            line = text.count("\n", 0, match.start()) + 1
-            body = "".join(
-                row[len(match["indent"]) :] if row.startswith(match["indent"]) else row
-                for row in match["body"].splitlines(keepends=True)
-            )
-            found.append((f"{page.relative_to(ROOT)}:{line}", match["lang"], expand_snippets(body)))
-    return found
-
-
-BLOCKS = _blocks()
+BLOCKS = blocks()
 PYTHON = [(where, body) for where, lang, body in BLOCKS if lang == _RUN]
 
 
@@ -153,23 +129,62 @@ def test_there_are_examples() -> None:
     assert {Path(where.partition(":")[0]).parts[0] for where, _ in PYTHON} >= {"README.md", "docs"}
 
 
-class TestOnePlaceEach:
-    """The example policy and the demo transcript are included where shown, never copied."""
+def _demo(run: Callable[[io.StringIO], int]) -> str:
+    out = io.StringIO()
+    assert run(out) == 0
+    return out.getvalue()
 
-    def test_the_example_policy_is_included_not_copied(self) -> None:
-        """No page holds the example policy's text; the policy-file pages include the file."""
-        first = (ROOT / "examples" / "policy.toml").read_text(encoding="utf-8").splitlines()[0]
-        texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
-        assert [page for page, text in texts.items() if first in text] == []
-        assert any('--8<-- "examples/policy.toml"' in text for text in texts.values())
 
-    def test_the_demo_transcript_is_included_not_copied(self) -> None:
-        """No page holds the transcript's opening line; a page includes the transcript file."""
-        transcript = INCLUDES / "demo-transcript.txt"
-        first = transcript.read_text(encoding="utf-8").splitlines()[0]
-        texts = {page: page.read_text(encoding="utf-8") for page in PAGES}
-        assert [page for page, text in texts.items() if first in text] == []
-        assert any('--8<-- "docs/includes/demo-transcript.txt"' in text for text in texts.values())
+def _shown_sources() -> list[tuple[str, str]]:
+    """What pages show copies of: the example files, and each demo's transcript."""
+    from ask_permissions.cli._demo import run_demo
+    from ask_permissions.cli._demo_layered import run_layered_demo
+
+    return [
+        ("examples/policy.toml", (ROOT / "examples/policy.toml").read_text(encoding="utf-8")),
+        (
+            "examples/agent-settings.json",
+            (ROOT / "examples" / "agent-settings.json").read_text(encoding="utf-8"),
+        ),
+        ("ask-permissions demo", _demo(run_demo)),
+        ("ask-permissions demo --layered", _demo(run_layered_demo)),
+    ]
+
+
+class TestWhatPagesShow:
+    """Pages hold copies, never include lines, and every copy is exactly its source."""
+
+    def test_no_page_has_an_include_line(self) -> None:
+        """A code host shows a page as it is: no ``--8<--`` line anywhere."""
+        assert [page for page in PAGES if "--8<--" in page.read_text(encoding="utf-8")] == []
+
+    @pytest.mark.parametrize(("name", "source"), _shown_sources(), ids=[name for name, _ in _shown_sources()])
+    def test_each_copy_is_its_source(self, name: str, source: str) -> None:
+        """The example files and the demos' transcripts appear on some page, each copy equal to the file or
+        to what the demo prints now."""
+        copies = shown_copies(source)
+        assert copies != []
+        assert [(where, body) for where, body in copies if body != source] == []
+
+    def test_install_lines_work_from_a_checkout(self) -> None:
+        """Every pip install of a page installs from the checkout; a page that names the package as published
+        on PyPI says that it is not yet (``once ... published``)."""
+        from_pypi = re.compile(r"pip install (?:-e )?'?ask-permissions")
+        for page in PAGES:
+            text = page.read_text(encoding="utf-8")
+            for line in text.splitlines():
+                for command in re.findall(r"pip install [^`\n]*", line):
+                    if from_pypi.match(command):
+                        continue
+                    assert re.match(r"pip install (?:-e )?'?\.", command), (page, command)
+            for paragraph in re.split(r"\n\s*\n", text):
+                if from_pypi.search(paragraph):
+                    assert re.search(r"once [^.]*published", paragraph), (page, paragraph)
+
+    def test_no_link_to_nowhere(self) -> None:
+        """No page, the site's configuration or the package's metadata names example.invalid."""
+        named = [ROOT / "mkdocs.yml", ROOT / "pyproject.toml", *PAGES]
+        assert [path for path in named if "example.invalid" in path.read_text(encoding="utf-8")] == []
 
 
 class TestReadme:
@@ -218,9 +233,3 @@ class TestMissingFrameworks:
             missing_frameworks("import json\nimport no_such_module\nfrom ask_permissions import ALL", nothing)
             is None
         )
-
-    def test_snippets_expand_from_the_root(self) -> None:
-        """An include line becomes the file's text."""
-        expanded = expand_snippets('before\n--8<-- "examples/policy.toml"\nafter\n')
-        assert expanded.startswith("before\n# ")
-        assert expanded.endswith("\nafter\n")

@@ -218,8 +218,11 @@ ask ended, when the record of the ask itself is no longer known)."""
 class PermissionRequest(TypedDict):
     """What a person is asked to decide: the queued action, the call it stands for and why it waits.
 
-    ``error`` is there only when the person's previous answer could not be read; it says what was wrong.
-    JSON-safe as long as the tool's arguments are.
+    ``layer`` is the decision layer that asked, ``rule`` the deciding rule's text (or the hook or check that
+    asked), ``source`` where the rule came from (a settings source), and ``suggestions`` the rules a "don't
+    ask again" answer would write: the action's ``why`` (``None`` and ``[]`` for an action queued without
+    one). ``error`` is there only when the person's previous answer could not be read; it says what was
+    wrong. JSON-safe as long as the tool's arguments are.
     """
 
     action_id: int
@@ -227,6 +230,10 @@ class PermissionRequest(TypedDict):
     tool: str
     args: Any
     reason: str
+    layer: str | None
+    rule: str | None
+    source: str | None
+    suggestions: list[str]
     error: NotRequired[str]
 
 

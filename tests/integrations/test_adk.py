@@ -187,6 +187,10 @@ class TestPending:
             "tool": "bash",
             "args": {"command": "ls"},
             "reason": "Tool 'bash' requires approval",
+            "layer": "approval_required",
+            "rule": None,
+            "source": None,
+            "suggestions": [],
         }
         assert host.tools.ran == []
         assert host.model.seen == []  # the invocation ended on the request, not on a model turn

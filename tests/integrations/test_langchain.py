@@ -210,6 +210,10 @@ class TestPending:
             "tool": "bash",
             "args": {"command": "ls"},
             "reason": "Tool 'bash' requires approval",
+            "layer": "approval_required",
+            "rule": None,
+            "source": None,
+            "suggestions": [],
         }
         assert host.tools.ran == []
         assert [action.id for action in host.queue.pending_actions] == [1]
@@ -338,6 +342,48 @@ class TestConstruction:
         _, _, policy = host_policy()
         with pytest.raises(TypeError, match="on_project_grant: expected a callable or None"):
             PermissionMiddleware(policy, on_project_grant="store")  # type: ignore[arg-type]
+
+
+CHECKPOINTER_MISSING = (
+    "PermissionMiddleware: the graph has no checkpointer, so a call that waits for a person could never be "
+    "resumed; pass one to create_agent, as in create_agent(model, tools, middleware=[PermissionMiddleware("
+    "policy)], checkpointer=InMemorySaver()) (from langgraph.checkpoint.memory import InMemorySaver; a "
+    "durable saver, such as langgraph-checkpoint-sqlite's SqliteSaver, keeps paused calls across restarts), "
+    'and invoke it with a thread: {"configurable": {"thread_id": "..."}}'
+)
+
+
+class TestCheckpointer:
+    """A graph without a checkpointer is refused before its first pause, saying what to pass."""
+
+    def _agent_without_checkpointer(self) -> tuple[Any, Any, Tools]:
+        queue, _, policy = host_policy()
+        tools = Tools()
+        agent = create_agent(
+            ScriptedChatModel(plan=PLAN), tools.all, middleware=[PermissionMiddleware(policy)]
+        )
+        return agent, queue, tools
+
+    def test_refused_at_the_first_model_call(self) -> None:
+        """invoke fails with the message before the model answers: nothing queued, no tool run."""
+        agent, queue, tools = self._agent_without_checkpointer()
+        with pytest.raises(ValueError, match=r"^PermissionMiddleware: the graph has no ") as raised:
+            agent.invoke({"messages": [HumanMessage("list")]})
+        assert str(raised.value) == CHECKPOINTER_MISSING
+        assert queue.pending_actions == []
+        assert tools.ran == []
+
+    def test_refused_in_async_runs_too(self) -> None:
+        """ainvoke fails the same way."""
+        agent, queue, _ = self._agent_without_checkpointer()
+        with pytest.raises(ValueError, match=r"^PermissionMiddleware: the graph has no checkpointer"):
+            asyncio.run(agent.ainvoke({"messages": [HumanMessage("list")]}))
+        assert queue.pending_actions == []
+
+    def test_a_checkpointer_runs_as_before(self) -> None:
+        """With a checkpointer the same agent pauses on the call that needs a person."""
+        host = Host()
+        assert [pause.value["action_id"] for pause in _interrupts(host.say("list"))] == [1]
 
 
 class TestAutoApproval:

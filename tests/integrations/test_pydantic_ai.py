@@ -193,6 +193,10 @@ class TestPending:
                 "tool": "bash",
                 "args": {"command": "ls"},
                 "reason": "Tool 'bash' requires approval",
+                "layer": "approval_required",
+                "rule": None,
+                "source": None,
+                "suggestions": [],
             }
         ]
         assert host.ran == []

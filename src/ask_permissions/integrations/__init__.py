@@ -1,6 +1,8 @@
 """Adapters that put an ``ApprovalPolicy`` in front of an agent framework's tool calls.
 
-Each adapter lives in its own module and imports its framework only when that module is imported:
+Each adapter lives in its own module and imports its framework only when that module is imported. Each
+comes with an extra: from a checkout, ``pip install '.[langchain]'``; once the package is published,
+``pip install 'ask-permissions[langchain]'``.
 
 - ``ask_permissions.integrations.langchain``: ``PermissionMiddleware`` for LangChain v1 agents
   (``pip install 'ask-permissions[langchain]'``).

@@ -1,4 +1,5 @@
-"""What the framework adapters share: the request a person sees, reading a person's answer, argument checks.
+"""What the framework adapters share: the request a person sees, reading a person's answer, argument checks,
+and the check of a policy's tool names against the agent's tools.
 
 Turning a decision into run/refuse/wait is the policy's own ``outcome()``; this module holds only what is
 common to the frameworks' ways of asking a person.
@@ -6,18 +7,22 @@ common to the frameworks' ways of asking a person.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Final
+import threading
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions.policy._outcome import ProjectGrantHook
 from ask_permissions.policy._resolution import SCOPES, permission_request, read_answer
+from ask_permissions.policy._tool_names import read_unknown_tools, require_known_tools
 from ask_permissions.typing import PermissionDecision, PermissionRequest
 
 if TYPE_CHECKING:
-    from ask_permissions.typing import PolicyLike
+    from ask_permissions.typing import PolicyLike, UnknownTools
 
 __all__ = [
     "SCOPES",
+    "KnownTools",
     "PermissionDecision",
     "PermissionRequest",
     "ProjectGrantHook",
@@ -49,6 +54,57 @@ def resolve(policy: PolicyLike, action_id: int, decision: object) -> None:
         )
     elif answer.verdict == "reject":
         policy.reject(action_id, feedback=answer.feedback, decided_by=answer.decided_by)
+
+
+@final
+class KnownTools:
+    """An adapter's check of its policy against the agent's tools: rules naming none of them are refused.
+
+    Each distinct list of tool names is checked once. Thread-safe: a private lock guards what was checked
+    (the check itself runs outside it; two threads may both check a new list, with the same answer).
+
+    Args:
+        policy: the adapter's policy (one with ``tool_references()``; any other names nothing checkable).
+        adapter: the adapter's name, for the message.
+        unknown_tools: ``"error"``, ``"keep"`` (check nothing), or ``None``: the policy's own
+            ``unknown_tools`` (a policy file's setting), else ``"error"``.
+    """
+
+    __slots__ = ("_adapter", "_checked", "_keep", "_lock", "_policy")
+
+    def __init__(self, policy: object, adapter: str, unknown_tools: UnknownTools | None) -> None:
+        chosen = unknown_tools if unknown_tools is not None else getattr(policy, "unknown_tools", "error")
+        self._keep: Final = read_unknown_tools(chosen, "unknown_tools") == "keep"
+        self._policy: Final = policy
+        self._adapter: Final = adapter
+        self._lock: Final = threading.Lock()
+        self._checked: set[frozenset[str]] = set()
+
+    @property
+    def keeps(self) -> bool:
+        """Whether rules for tools the agent does not have are kept (nothing is checked)."""
+        return self._keep
+
+    def check(self, names: Iterable[object]) -> None:
+        """Refuse the policy if it names a tool none of ``names`` is (an empty list checks nothing).
+
+        Raises:
+            UnknownToolError: naming each field, the nearest tool name and the agent's tools.
+        """
+        if self._keep:
+            return
+        known = frozenset(name for name in names if isinstance(name, str) and name)
+        with self._lock:
+            if not known or known in self._checked:
+                return
+        require_known_tools(
+            self._policy,
+            sorted(known),
+            where=f"{self._adapter}: the policy names tools the agent does not have",
+            keep_hint=f'pass {self._adapter}(..., unknown_tools="keep") to keep rules for tools to come',
+        )
+        with self._lock:
+            self._checked.add(known)
 
 
 def require_policy(policy: object, adapter: str) -> PolicyLike:

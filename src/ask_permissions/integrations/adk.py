@@ -19,7 +19,12 @@ that is not one) rejects the call with feedback saying what was wrong: ADK canno
 When the call has no pending action any more (it was decided elsewhere), the policy's current verdict
 stands.
 
-Needs ``pip install 'ask-permissions[adk]'``.
+Before a run the plugin checks the policy against the tools of every agent of the runner: a rule (or other
+entry) that names none of them is an ``UnknownToolError`` with the nearest name (ADK raises it as the cause
+of its ``RuntimeError`` for a failed plugin); ``unknown_tools="keep"`` keeps such rules, for tools that come
+later.
+
+Needs ``pip install 'ask-permissions[adk]'`` (from a checkout: ``pip install -e '.[adk]'``).
 """
 
 from __future__ import annotations
@@ -28,13 +33,16 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, final
 
 try:
+    from google.adk.agents.invocation_context import InvocationContext
+    from google.adk.agents.readonly_context import ReadonlyContext
     from google.adk.plugins.base_plugin import BasePlugin
     from google.adk.tools.base_tool import BaseTool
     from google.adk.tools.tool_confirmation import ToolConfirmation
     from google.adk.tools.tool_context import ToolContext
 except ImportError as error:
     raise ImportError(
-        "ask_permissions.integrations.adk needs Google ADK 1.14 or later: pip install 'ask-permissions[adk]'"
+        "ask_permissions.integrations.adk needs Google ADK 1.14 or later: pip install '.[adk]' from a "
+        "checkout (pip install 'ask-permissions[adk]' once the package is published)"
     ) from error
 
 from ask_permissions._errors import preview
@@ -43,6 +51,7 @@ from ask_permissions.policy._outcome import Outcome
 from ask_permissions.policy._results import pending_reason
 
 from ._common import (
+    KnownTools,
     PermissionDecision,
     PermissionRequest,
     ProjectGrantHook,
@@ -53,7 +62,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ask_permissions.typing import HookResult, PolicyLike
+    from ask_permissions.typing import HookResult, PolicyLike, UnknownTools
 
 __all__ = ["PermissionPlugin", "PermissionRequest", "confirmation_decision"]
 
@@ -69,11 +78,15 @@ class PermissionPlugin(BasePlugin):
             project approval counts once). A ``"session"`` approval grants the tool in
             ``policy.session_grants`` (once, if it has none).
         name: the plugin's name among the runner's plugins.
+        unknown_tools: ``"error"`` refuses, before a run, a policy whose rules (or other entries) name
+            none of the tools of the runner's agents; ``"keep"`` keeps them; ``None`` (the default) does
+            what the policy says (a policy file's ``unknown_tools``), else ``"error"``.
 
     Raises:
         TypeError: ``policy`` is not a policy (its queue, say), or ``on_project_grant`` is not callable.
+        ValueError: ``unknown_tools`` is neither ``"error"`` nor ``"keep"``.
 
-    Thread-safe as far as the policy and queue are; the plugin holds no state of its own.
+    Thread-safe as far as the policy and queue are; what it checked of the tools has its own lock.
     """
 
     def __init__(
@@ -82,9 +95,11 @@ class PermissionPlugin(BasePlugin):
         *,
         on_project_grant: ProjectGrantHook | None = None,
         name: str = "ask_permissions",
+        unknown_tools: UnknownTools | None = None,
     ) -> None:
         self._policy = require_policy(policy, "PermissionPlugin")
         self._on_project_grant = require_hook(on_project_grant, "PermissionPlugin")
+        self._known = KnownTools(self._policy, "PermissionPlugin", unknown_tools)
         super().__init__(name=name)
 
     @property
@@ -94,6 +109,15 @@ class PermissionPlugin(BasePlugin):
 
     def __repr__(self) -> str:
         return f"<PermissionPlugin name={self.name!r} policy={self._policy!r}>"
+
+    async def before_run_callback(self, *, invocation_context: InvocationContext) -> None:
+        """Check the policy against the tools of every agent of the run, before anything runs.
+
+        Raises:
+            UnknownToolError: the policy names a tool no agent of the run has.
+        """
+        if not self._known.keeps:
+            self._known.check(await _agent_tool_names(invocation_context))
 
     async def before_tool_callback(
         self, *, tool: BaseTool, tool_args: dict[str, Any], tool_context: ToolContext
@@ -133,6 +157,22 @@ class PermissionPlugin(BasePlugin):
 
     def _read(self, result: HookResult) -> Outcome:
         return self._policy.outcome(result, on_project_grant=self._on_project_grant)
+
+
+async def _agent_tool_names(context: InvocationContext) -> list[str]:
+    """The names of the tools of every agent of the run's agent tree (its root's, and all sub-agents')."""
+    agent: Any = context.agent
+    root = getattr(agent, "root_agent", None) or agent
+    names: list[str] = []
+    pending = [] if root is None else [root]
+    readonly = ReadonlyContext(context)
+    while pending:
+        current = pending.pop()
+        canonical = getattr(current, "canonical_tools", None)
+        if callable(canonical):
+            names.extend(tool.name for tool in await canonical(readonly))
+        pending.extend(getattr(current, "sub_agents", None) or ())
+    return names
 
 
 def confirmation_decision(confirmation: ToolConfirmation) -> PermissionDecision:

@@ -16,7 +16,13 @@
   ``error`` saying what was wrong, so a corrected resume still works (LangGraph replays every resume value
   of a node on each re-run, so raising instead would jam the thread).
 
-Needs a checkpointer (the graph must be resumable) and ``pip install 'ask-permissions[langchain]'``.
+Needs a checkpointer (the graph must be resumable): the middleware refuses a graph without one when the
+model is first called, before any tool can pause (a ``ValueError`` saying what to pass to
+``create_agent``). Before that first model call it also checks the policy against the tools the model is
+given: a rule that names none of them is an ``UnknownToolError`` (``unknown_tools="keep"`` keeps such rules,
+for tools that come later). List the middleware before any middleware that narrows the tools per call.
+
+Needs ``pip install 'ask-permissions[langchain]'`` (from a checkout: ``pip install -e '.[langchain]'``).
 """
 
 from __future__ import annotations
@@ -24,18 +30,20 @@ from __future__ import annotations
 import dataclasses
 import threading
 from collections.abc import Awaitable, Callable, Mapping
-from typing import TYPE_CHECKING, Any, final
+from typing import TYPE_CHECKING, Any, Final, final
 
 try:
-    from langchain.agents.middleware import AgentMiddleware, AgentState
+    from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest
     from langchain.tools.tool_node import ToolCallRequest
     from langchain_core.messages import ToolMessage
     from langgraph.config import get_config
+    from langgraph.constants import CONFIG_KEY_CHECKPOINTER
     from langgraph.types import Command, interrupt
 except ImportError as error:
     raise ImportError(
         "ask_permissions.integrations.langchain needs LangChain v1 and LangGraph: "
-        "pip install 'ask-permissions[langchain]'"
+        "pip install '.[langchain]' from a checkout (pip install 'ask-permissions[langchain]' once the "
+        "package is published)"
     ) from error
 
 from ask_permissions._tool_call import ToolCall
@@ -44,6 +52,7 @@ from ask_permissions.policy._outcome import Outcome
 from ask_permissions.policy._results import pending, pending_reason
 
 from ._common import (
+    KnownTools,
     PermissionDecision,
     PermissionRequest,
     ProjectGrantHook,
@@ -54,7 +63,7 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ask_permissions.typing import HookResult, PolicyLike
+    from ask_permissions.typing import HookResult, PolicyLike, UnknownTools
 
 __all__ = ["PermissionDecision", "PermissionMiddleware", "PermissionRequest"]
 
@@ -71,16 +80,29 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
             record the grant in its own project store (the policy's own hook otherwise; without either a
             project approval counts once). A ``"session"`` approval grants the tool in
             ``policy.session_grants`` (once, if it has none).
+        unknown_tools: ``"error"`` refuses, at the first model call, a policy whose rules (or other
+            entries) name none of the tools the model is given; ``"keep"`` keeps them; ``None`` (the
+            default) does what the policy says (a policy file's ``unknown_tools``), else ``"error"``.
 
     Raises:
         TypeError: ``policy`` is not a policy (its queue, say), or ``on_project_grant`` is not callable.
+        ValueError: ``unknown_tools`` is neither ``"error"`` nor ``"keep"``. When the agent runs: a graph
+            without a checkpointer (at the first model call, or the first tool call if no model call came
+            first), naming what to pass; an ``UnknownToolError`` for a rule that names no tool of the agent.
 
     Thread-safe: the policy and queue are, and the middleware's note of the calls it paused has a lock.
     """
 
-    def __init__(self, policy: PolicyLike, *, on_project_grant: ProjectGrantHook | None = None) -> None:
+    def __init__(
+        self,
+        policy: PolicyLike,
+        *,
+        on_project_grant: ProjectGrantHook | None = None,
+        unknown_tools: UnknownTools | None = None,
+    ) -> None:
         self._policy = require_policy(policy, "PermissionMiddleware")
         self._on_project_grant = require_hook(on_project_grant, "PermissionMiddleware")
+        self._known = KnownTools(self._policy, "PermissionMiddleware", unknown_tools)
         super().__init__()
         # LangGraph re-runs a paused node from its start: the action a pause waited for is noted by the
         # graph's thread and the call id, so that a person's verdict given through the queue (not pending
@@ -95,6 +117,22 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
 
     def __repr__(self) -> str:
         return f"<PermissionMiddleware policy={self._policy!r}>"
+
+    def wrap_model_call(self, request: ModelRequest, handler: Callable[[ModelRequest], Any]) -> Any:
+        """Check the wiring before the model is called: a checkpointer, and rules naming the agent's tools."""
+        self._check_wiring(request)
+        return handler(request)
+
+    async def awrap_model_call(
+        self, request: ModelRequest, handler: Callable[[ModelRequest], Awaitable[Any]]
+    ) -> Any:
+        """The async twin of ``wrap_model_call``."""
+        self._check_wiring(request)
+        return await handler(request)
+
+    def _check_wiring(self, request: ModelRequest) -> None:
+        _require_checkpointer()
+        self._known.check(_tool_name(tool) for tool in request.tools)
 
     def wrap_tool_call(
         self,
@@ -119,6 +157,7 @@ class PermissionMiddleware(AgentMiddleware[AgentState[Any], Any]):
         gets instead; may interrupt."""
         call = request.tool_call
         name, args, call_id = call["name"], call["args"], call["id"]
+        _require_checkpointer()  # before anything is queued: nobody could ever answer the pause
         key = None if call_id is None else (_thread(), call_id)
         with self._lock:
             noted = None if key is None else self._paused.get(key)
@@ -180,6 +219,37 @@ def _answered_action(answer: object, noted: int | None, asked: int) -> int:
     if isinstance(named, int) and not isinstance(named, bool):
         return named
     return noted if noted is not None else asked
+
+
+_CHECKPOINTER_MISSING: Final = (
+    "PermissionMiddleware: the graph has no checkpointer, so a call that waits for a person could never be "
+    "resumed; pass one to create_agent, as in create_agent(model, tools, middleware=[PermissionMiddleware("
+    "policy)], checkpointer=InMemorySaver()) (from langgraph.checkpoint.memory import InMemorySaver; a "
+    "durable saver, such as langgraph-checkpoint-sqlite's SqliteSaver, keeps paused calls across restarts), "
+    'and invoke it with a thread: {"configurable": {"thread_id": "..."}}'
+)
+
+
+def _require_checkpointer() -> None:
+    """Refuse to run in a graph that cannot be resumed (outside a graph there is nothing to check).
+
+    Raises:
+        ValueError: the graph has no checkpointer.
+    """
+    try:
+        configurable = get_config().get("configurable") or {}
+    except RuntimeError:
+        return
+    if configurable.get(CONFIG_KEY_CHECKPOINTER) is None:
+        raise ValueError(_CHECKPOINTER_MISSING)
+
+
+def _tool_name(tool: object) -> object:
+    """A tool's name as the model sees it: a ``BaseTool``'s ``name``, or a tool given as a dict."""
+    if isinstance(tool, Mapping):
+        function = tool.get("function")
+        return tool.get("name") or (function.get("name") if isinstance(function, Mapping) else None)
+    return getattr(tool, "name", None)
 
 
 def _thread() -> object:

@@ -17,7 +17,11 @@ to the model) and ``Runner.run(agent, state)`` resumes. ``state.to_string()`` / 
 carry a paused run across a restart, next to the queue and grants snapshots.
 
 The policy sees the arguments as the model sent them (before the SDK fills in defaults), and the tool runs
-only with arguments the policy decided on. Needs ``pip install 'ask-permissions[openai-agents]'``.
+only with arguments the policy decided on. ``guard.tools([...])`` checks the policy against the tools it is
+given (and those guarded before): a rule (or other entry) that names none of them is an
+``UnknownToolError`` with the nearest name; ``unknown_tools="keep"`` keeps such rules, for tools that come
+later. Needs ``pip install 'ask-permissions[openai-agents]'`` (from a checkout:
+``pip install -e '.[openai-agents]'``).
 """
 
 from __future__ import annotations
@@ -35,7 +39,8 @@ try:
 except ImportError as error:
     raise ImportError(
         "ask_permissions.integrations.openai_agents needs the OpenAI Agents SDK 0.12.1 or later: "
-        "pip install 'ask-permissions[openai-agents]'"
+        "pip install '.[openai-agents]' from a checkout (pip install 'ask-permissions[openai-agents]' once "
+        "the package is published)"
     ) from error
 
 from ask_permissions._errors import preview
@@ -44,10 +49,17 @@ from ask_permissions.policy._arguments import same_arguments
 from ask_permissions.policy._outcome import Outcome
 from ask_permissions.policy._results import pending_reason
 
-from ._common import PermissionRequest, ProjectGrantHook, permission_request, require_hook, require_policy
+from ._common import (
+    KnownTools,
+    PermissionRequest,
+    ProjectGrantHook,
+    permission_request,
+    require_hook,
+    require_policy,
+)
 
 if TYPE_CHECKING:
-    from ask_permissions.typing import HookResult, PolicyLike
+    from ask_permissions.typing import HookResult, PolicyLike, UnknownTools
 
 __all__ = ["PermissionGuard", "PermissionRequest"]
 
@@ -76,16 +88,27 @@ class PermissionGuard:
             record the grant in its own project store (the policy's own hook otherwise; without either a
             project approval counts once). A ``"session"`` approval grants the tool in
             ``policy.session_grants`` (once, if it has none).
+        unknown_tools: ``"error"`` makes ``tools([...])`` refuse a policy whose rules (or other entries)
+            name none of the guarded tools; ``"keep"`` keeps them; ``None`` (the default) does what the
+            policy says (a policy file's ``unknown_tools``), else ``"error"``.
 
     Raises:
         TypeError: ``policy`` is not a policy (its queue, say), or ``on_project_grant`` is not callable.
+        ValueError: ``unknown_tools`` is neither ``"error"`` nor ``"keep"``.
 
     Thread-safe: the policy and queue are, and the guard's notes of the calls it decided have a lock.
     """
 
-    def __init__(self, policy: PolicyLike, *, on_project_grant: ProjectGrantHook | None = None) -> None:
+    def __init__(
+        self,
+        policy: PolicyLike,
+        *,
+        on_project_grant: ProjectGrantHook | None = None,
+        unknown_tools: UnknownTools | None = None,
+    ) -> None:
         self._policy = require_policy(policy, "PermissionGuard")
         self._on_project_grant = require_hook(on_project_grant, "PermissionGuard")
+        self._known = KnownTools(self._policy, "PermissionGuard", unknown_tools)
         # The SDK asks needs_approval and runs the tool at different moments (across a pause, in another
         # process): the decision taken for a call is noted by call id so that it is taken once.
         self._lock = threading.Lock()
@@ -122,8 +145,19 @@ class PermissionGuard:
         )
 
     def tools(self, tools: Iterable[FunctionTool]) -> list[FunctionTool]:
-        """``tool(t)`` for each of ``tools``, in order."""
-        return [self.tool(tool) for tool in tools]
+        """``tool(t)`` for each of ``tools``, in order, once the policy was checked against them (and the
+        tools guarded before): give the agent's tools in one call.
+
+        Raises:
+            TypeError, ValueError: as for ``tool``.
+            UnknownToolError: the policy names a tool none of the guarded tools is.
+        """
+        given: list[object] = list(tools)  # a host may pass other tools: tool() refuses them
+        with self._lock:
+            names = set(self._guarded)
+        names.update(tool.name for tool in given if isinstance(tool, FunctionTool))
+        self._known.check(names)  # before any tool is guarded: a refusal changes nothing
+        return [self.tool(tool) for tool in given]  # type: ignore[arg-type]  # tool() checks each
 
     def requests(self, interruptions: Iterable[ToolApprovalItem]) -> list[PermissionRequest]:
         """The ``PermissionRequest`` of each interruption of a guarded tool that waits for a person.

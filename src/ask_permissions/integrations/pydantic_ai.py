@@ -17,13 +17,18 @@ scope when the call runs), and ``deferred_tool_results(policy, requests)``
 turns those decisions into the ``DeferredToolResults`` for the next run (with the same message
 history): approved calls run, rejected ones reach the model as denials carrying the feedback.
 
-Needs ``pip install 'ask-permissions[pydantic-ai]'``.
+The toolset checks the policy against the tools it wraps: at construction when they are known then (a
+``FunctionToolset``, or several combined), and whenever the agent lists them. A rule (or other entry) that
+names none of them is an ``UnknownToolError`` with the nearest name; ``unknown_tools="keep"`` keeps such
+rules, for tools that come later.
+
+Needs ``pip install 'ask-permissions[pydantic-ai]'`` (from a checkout: ``pip install -e '.[pydantic-ai]'``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, final
 
 try:
@@ -37,11 +42,18 @@ try:
         ToolFailed,
     )
     from pydantic_ai.tools import AgentDepsT
-    from pydantic_ai.toolsets import ToolsetTool, WrapperToolset
+    from pydantic_ai.toolsets import (
+        AbstractToolset,
+        CombinedToolset,
+        FunctionToolset,
+        ToolsetTool,
+        WrapperToolset,
+    )
 except ImportError as error:
     raise ImportError(
         "ask_permissions.integrations.pydantic_ai needs pydantic-ai 2.16 or later: "
-        "pip install 'ask-permissions[pydantic-ai]'"
+        "pip install '.[pydantic-ai]' from a checkout (pip install 'ask-permissions[pydantic-ai]' once the "
+        "package is published)"
     ) from error
 
 from ask_permissions._tool_call import ToolCall
@@ -49,10 +61,17 @@ from ask_permissions.policy._arguments import same_arguments
 from ask_permissions.policy._outcome import Outcome, rejection_text
 from ask_permissions.policy._results import pending, pending_reason
 
-from ._common import PermissionRequest, ProjectGrantHook, permission_request, require_hook, require_policy
+from ._common import (
+    KnownTools,
+    PermissionRequest,
+    ProjectGrantHook,
+    permission_request,
+    require_hook,
+    require_policy,
+)
 
 if TYPE_CHECKING:
-    from ask_permissions.typing import HookResult, PolicyLike
+    from ask_permissions.typing import HookResult, PolicyLike, UnknownTools
 
 __all__ = ["PermissionRequest", "PermissionToolset", "deferred_tool_results", "permission_requests"]
 
@@ -70,19 +89,35 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
             record the grant in its own project store (the policy's own hook otherwise; without either a
             project approval counts once). A ``"session"`` approval grants the tool in
             ``policy.session_grants`` (once, if it has none).
+        unknown_tools: ``"error"`` refuses a policy whose rules (or other entries) name none of the
+            wrapped tools; ``"keep"`` keeps them; ``None`` (the default) does what the policy says (a policy
+            file's ``unknown_tools``), else ``"error"``.
 
     Raises:
         TypeError: ``policy`` is not a policy (its queue, say), or ``on_project_grant`` is not callable.
+        ValueError: ``unknown_tools`` is neither ``"error"`` nor ``"keep"``.
+        UnknownToolError: the policy names a tool the wrapped toolset does not have (at construction for
+            the tools known then, else when the agent lists them).
 
-    Thread-safe as far as the policy and queue are; the toolset holds no state of its own.
+    Thread-safe as far as the policy and queue are; what it checked of the tools has its own lock.
     """
 
     policy: PolicyLike
     on_project_grant: ProjectGrantHook | None = None
+    unknown_tools: UnknownTools | None = None
+    _known: KnownTools = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         require_policy(self.policy, "PermissionToolset")
         require_hook(self.on_project_grant, "PermissionToolset")
+        self._known = KnownTools(self.policy, "PermissionToolset", self.unknown_tools)
+        self._known.check(_static_names(self.wrapped) or ())
+
+    async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
+        """The wrapped toolset's tools, once the policy was checked against them (and any it may hide)."""
+        tools = await super().get_tools(ctx)
+        self._known.check([*tools, *(_static_names(self.wrapped) or ())])
+        return tools
 
     async def call_tool(
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[AgentDepsT], tool: ToolsetTool[AgentDepsT]
@@ -134,6 +169,22 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
 
     def _read(self, result: HookResult) -> Outcome:
         return self.policy.outcome(result, on_project_grant=self.on_project_grant)
+
+
+def _static_names(toolset: AbstractToolset[Any]) -> list[str] | None:
+    """The names of a toolset's tools when they are known without a run (``FunctionToolset``, and toolsets
+    combined of those), else ``None``; a ``prepare`` function may hide some from a step, never add one."""
+    if isinstance(toolset, FunctionToolset):
+        return list(toolset.tools)
+    if isinstance(toolset, CombinedToolset):
+        names: list[str] = []
+        for member in toolset.toolsets:
+            found = _static_names(member)
+            if found is None:
+                return None
+            names.extend(found)
+        return names
+    return None
 
 
 def permission_requests(requests: DeferredToolRequests) -> list[PermissionRequest]:

@@ -432,6 +432,7 @@ class ApprovalPolicy(Engine[_Call]):
         self._unknown_tools: Final[UnknownTools] = unknown_tools
         self._mode: Final = mode
         self._default: Final[PolicyDefault] = default
+        self._unknown_tools: Final[UnknownTools] = unknown_tools
         self._session_grants: Final[GrantsLike | None] = session_grants
         self._project_grants: Final[GrantsLike | None] = project_grants
         self._state: Final = _State(
@@ -499,6 +500,12 @@ class ApprovalPolicy(Engine[_Call]):
     def default(self) -> PolicyDefault:
         """What a call no layer decided does: ``"proceed"`` or ``"ask"``."""
         return self._default
+
+    @property
+    def unknown_tools(self) -> UnknownTools:
+        """Whether rules for tools the registry does not list are refused (``"error"``) or kept; adapters
+        follow it unless told otherwise."""
+        return self._unknown_tools
 
     def tool_references(self) -> list[ToolReference]:
         """Every place the policy names tools: its rules, ``require_approval``, the queue's

@@ -30,14 +30,24 @@ class ReadAnswer(NamedTuple):
 
 
 def permission_request(action: Action, reason: str, error: str | None = None) -> PermissionRequest:
-    """The request shown to a person for a queued action (with ``error`` when an answer was unreadable)."""
+    """The request shown to a person for a queued action (with ``error`` when an answer was unreadable).
+
+    Why the call waits comes from the action's ``why`` (the policy that queued it says): the deciding layer,
+    rule and source, and the rules "don't ask again" would write. An action queued without one (a bare
+    submission, an old snapshot) has ``None`` for each and no suggestions.
+    """
     tool_call_id = action.tool_call_id
+    why = action.why
     request: PermissionRequest = {
         "action_id": action.id,
         "tool_call_id": None if tool_call_id is None else str(tool_call_id),
         "tool": action.tool_name,
         "args": action.args,
         "reason": reason,
+        "layer": None if why is None else why["layer"],
+        "rule": None if why is None else why["rule"],
+        "source": None if why is None else why["source"],
+        "suggestions": [] if why is None else list(why["suggestions"]),
     }
     if error is not None:
         request["error"] = error

@@ -9,6 +9,7 @@ path). A specifier on a tool of no known kind is an error, never a guess.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -32,6 +33,7 @@ __all__ = [
     "ToolKind",
     "parse_rule_text",
     "read_kinds",
+    "rule_tool_pattern",
 ]
 
 Kind: TypeAlias = Literal["shell", "path", "url"]
@@ -137,6 +139,18 @@ def read_kinds(kinds: Mapping[str, str] | None) -> dict[str, ToolKind]:
     return table
 
 
+def rule_tool_pattern(text: str, decision: Decision) -> str | re.Pattern[str] | None:
+    """The tool pattern of a rule text, without reading its specifier (which may need the tool's kind);
+    ``None`` when the text's tool name cannot be read (``parse_rule_text`` then says why)."""
+    if text != text.strip():
+        return None
+    name = text.partition("(")[0]
+    try:
+        return _tool_pattern(text, name, decision)
+    except RuleTextError:
+        return None
+
+
 def _tool_pattern(text: str, name: str, decision: Decision) -> str | re.Pattern[str]:
     """The tool pattern of a rule's tool name: an exact name, or an MCP server's name prefix."""
     if not name:
@@ -190,10 +204,13 @@ def _specifier_pattern(
             if _ANCHORED_PATH.match(specifier) or specifier == "~":
                 declared = ToolKind("path")
             else:
+                # A misspelt tool has no kind either: name the tool it was likely meant to be first.
+                near = difflib.get_close_matches(tool, [*kinds, *BUILTIN_KINDS], n=1, cutoff=0.6)
+                meant = f"did you mean {near[0]!r}? Otherwise " if near else ""
                 raise RuleTextError(
                     text,
-                    f"the tool {tool!r} has no known kind, so its specifier cannot be read; declare one: "
-                    f"kinds={{{tool!r}: 'shell'}} (or 'path' or 'url', with an argument key as in "
+                    f"the tool {tool!r} has no known kind, so its specifier cannot be read; {meant}declare "
+                    f"one: kinds={{{tool!r}: 'shell'}} (or 'path' or 'url', with an argument key as in "
                     f"'shell:script'), or permission_kind = \"shell\" under [tools.{tool}] in a policy file",
                 )
         if declared.kind == "shell":

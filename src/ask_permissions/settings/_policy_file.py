@@ -16,6 +16,8 @@ from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
 from ask_permissions.policy._tool_names import (
     BESIDE_REGISTRY,
+    ToolReference,
+    pattern_reference,
     raise_unknown,
     read_unknown_tools,
     registry_names,
@@ -27,7 +29,7 @@ from ask_permissions.queue._store import DEFAULT_SESSION, ApprovalStore
 from ask_permissions.rules._patterns import ToolPattern, decode_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
-from ask_permissions.rules._text import RuleTextError, read_kinds
+from ask_permissions.rules._text import RuleTextError, read_kinds, rule_tool_pattern
 from ask_permissions.typing import Clock, GrantsLike, Mode, PolicyDefault, UnknownTools
 
 from ._field_lines import with_line
@@ -235,6 +237,11 @@ def _build(
     require_approval = _optional(config, "require_approval", _read_require_approval)
     tools = _optional(config, "tools", _read_tools)
     kinds = _optional(config, "tools", _read_permission_kinds) or {}
+    known = registry_names(tools)
+    if keep == "error" and known is not None:
+        # Before the rule text is read: a misspelt tool has no kind either, and "did you mean" says more.
+        early = unknown_tools_of(_text_rule_references(config.get("permissions")), known)
+        raise_unknown(early, known, where=where, keep_hint=_KEEP_IN_FILE)
     text_rules = _optional(
         config, "permissions", lambda value, path: _read_permissions(value, path, kinds, base_dir)
     )
@@ -243,7 +250,6 @@ def _build(
     auto_approve = _optional(config, "auto_approve", _read_auto_approve) or {}
     granted = _optional(config, "session_grants", _read_grants)
     hooks = _optional(config, "hooks", lambda value, path: _read_hooks(value, path, config, kinds, base_dir))
-    known = registry_names(tools)
     if keep == "error" and known is not None:
         references = approval_references(
             rules=rules,
@@ -409,6 +415,23 @@ def _read_permissions(
     except RuleTextError as error:
         where = child(path, error.where) if error.where else path
         fail(where, f"a rule ({error.problem})", error.text)
+
+
+def _text_rule_references(table: object) -> Iterator[ToolReference]:
+    """The tools the ``permissions`` lists name, read from each rule text's tool name alone."""
+    if not isinstance(table, Mapping):
+        return
+    for decision in _PERMISSION_LISTS:
+        texts = table.get(decision)
+        if not isinstance(texts, list | tuple):
+            continue
+        for index, text in enumerate(texts):
+            pattern = rule_tool_pattern(text, decision) if isinstance(text, str) else None
+            if pattern is not None:
+                where = f"permissions.{decision}[{index}]"
+                reference = pattern_reference(where, pattern, text, folds=decision != "allow")
+                if reference is not None:
+                    yield reference
 
 
 def _permission_directories(table: Mapping[str, Any], path: str, base_dir: str | None) -> dict[str, str]:
