@@ -461,6 +461,8 @@ class PermissionProxy:
             reason = outcome.reason or pending_reason(name)
             return self._answer(record, report, _error(self._held_text(reason, outcome.action.id, shown)))
         self._held.release(name, given)
+        if outcome.action is not None and outcome.action.decided_by is not None:
+            report["decided_by"] = outcome.action.decided_by  # who answered, in the audit line
         if not outcome.runs:
             report["did"] = "refused"
             return self._answer(record, report, _error(outcome.reason or pending_reason(name)))

@@ -429,7 +429,6 @@ class ApprovalPolicy(Engine[_Call]):
         self._require_approval: Final = require_approval
         self._require_patterns: Final = _RequireApproval(_require_approval_patterns(require_approval))
         self._tools: Final = tools
-        self._unknown_tools: Final[UnknownTools] = unknown_tools
         self._mode: Final = mode
         self._default: Final[PolicyDefault] = default
         self._unknown_tools: Final[UnknownTools] = unknown_tools
@@ -475,11 +474,6 @@ class ApprovalPolicy(Engine[_Call]):
     def tools(self) -> object:
         """The tool registry as passed."""
         return self._tools
-
-    @property
-    def unknown_tools(self) -> UnknownTools:
-        """``"error"`` when a rule naming no known tool is refused, ``"keep"`` when it is kept."""
-        return self._unknown_tools
 
     @property
     def mode(self) -> Mode | None:
