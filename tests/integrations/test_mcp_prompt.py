@@ -150,6 +150,14 @@ class TestApprovalPrompt:
         assert read.get("Rule: ") == rule
         assert read.get("Suggestions: ", []) == suggestions
 
+    @given(plain_json, st.integers(0, 400))
+    def test_a_limit_gives_the_whole_prompt_or_none(self, arguments: Any, limit: int) -> None:
+        """With a limit, the prompt is the same as without one when it fits, and None when it does not."""
+        whole = approval_prompt(tool="bash", arguments=arguments, reason="r")
+        assert whole is not None
+        limited = approval_prompt(tool="bash", arguments=arguments, reason="r", limit=limit)
+        assert limited == (whole if len(whole) <= limit else None)
+
     def test_a_value_that_cannot_be_written_gives_no_prompt(self) -> None:
         """Arguments nested past the recursion limit: None (the proxy holds the call instead)."""
         assert approval_prompt(tool="bash", arguments=nested(5000), reason="r") is None

@@ -6,6 +6,7 @@ import asyncio
 import json
 import logging
 import os
+import re
 import shlex
 import sys
 from pathlib import Path
@@ -484,7 +485,60 @@ BAD_COMMAND_LINES = [
         f"the upstream server {sys.executable!r} failed: ",
         id="upstream-exits",
     ),
+    pytest.param(
+        [*PROXY, "--prompt-limit", "0", "--", "true"],
+        "argument --prompt-limit: expected a positive number of characters; got '0'",
+        id="prompt-limit-zero",
+    ),
+    pytest.param(
+        [*PROXY, "--prompt-limit", "4k", "--", "true"],
+        "argument --prompt-limit: expected a whole number of characters; got '4k'",
+        id="prompt-limit-text",
+    ),
+    pytest.param(
+        [*PROXY, "--pending-expiry", "-1", "--", "true"],
+        "argument --pending-expiry: expected a positive number of seconds; got '-1'",
+        id="pending-expiry-negative",
+    ),
+    pytest.param(
+        [*PROXY, "--pending-expiry", "nan", "--", "true"],
+        "argument --pending-expiry: expected a positive number of seconds; got 'nan'",
+        id="pending-expiry-nan",
+    ),
 ]
+
+# PermissionProxy's keyword arguments it refuses, and what the error says.
+BAD_OPTIONS = [
+    pytest.param(
+        {"prompt_limit": 0}, ValueError, "prompt_limit: expected a positive whole number; got 0", id="limit"
+    ),
+    pytest.param(
+        {"prompt_limit": 1.5}, TypeError, "prompt_limit: expected a positive whole number", id="limit-float"
+    ),
+    pytest.param(
+        {"prompt_limit": True}, TypeError, "prompt_limit: expected a positive whole number", id="limit-bool"
+    ),
+    pytest.param(
+        {"pending_expiry": float("nan")},
+        ValueError,
+        "pending_expiry: expected a positive number",
+        id="expiry-nan",
+    ),
+    pytest.param(
+        {"pending_expiry": "60"}, TypeError, "pending_expiry: expected a positive number", id="expiry-text"
+    ),
+    pytest.param({"trust_annotations": "yes"}, TypeError, "trust_annotations: expected a bool", id="trust"),
+    pytest.param({"unanswerable_hint": 1}, TypeError, "unanswerable_hint: expected a string", id="hint"),
+    pytest.param({"clock": 5}, TypeError, "clock: expected a callable", id="clock"),
+]
+
+
+@pytest.mark.parametrize(("options", "error", "message"), BAD_OPTIONS)
+def test_bad_proxy_options_are_refused(options: dict[str, Any], error: type[Exception], message: str) -> None:
+    """Each option is checked when the proxy is built, naming the field and the value."""
+    _, _, policy = host_policy()
+    with pytest.raises(error, match=re.escape(message)):
+        PermissionProxy(policy, None, **options)  # type: ignore[arg-type]
 
 
 class TestCommandLine:

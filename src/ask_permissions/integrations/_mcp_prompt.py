@@ -46,17 +46,19 @@ def _hidden(char: str) -> bool:
     return category in _HIDDEN_CATEGORIES or category == "Zs"  # every space but " " (a no-break space, ...)
 
 
-def visible_json(value: object) -> str | None:
+def visible_json(value: object, limit: int | None = None) -> str | None:
     """``value`` as canonical JSON (sorted keys) with every character that could hide text escaped.
 
     ``json.loads`` of the text gives ``value`` back. ``None`` when the value cannot be written whole (nested
     past the recursion limit, an integer past Python's digit limit, keys that cannot be sorted, a value JSON
-    has no form for).
+    has no form for), or when the text would be longer than ``limit`` characters.
     """
     try:
         text = json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(", ", ": "))
     except (TypeError, ValueError, RecursionError):
         return None
+    if limit is not None and len(text) > limit:
+        return None  # escapes only lengthen it: no need to write them
     if text.isascii() and "\x7f" not in text:
         return text  # json escaped every other ASCII control already
     return "".join(_escape(char) if _hidden(char) else char for char in text)
@@ -72,11 +74,12 @@ def approval_prompt(
     source: str | None = None,
     suggestions: Sequence[str] = (),
     warning: str | None = None,
+    limit: int | None = None,
 ) -> str | None:
     """The elicitation message for a call that waits: the heading, then one ``label: JSON`` line per fact.
 
     ``arguments`` are the ones that run if the person accepts. ``None`` when a value cannot be written whole
-    (see ``visible_json``).
+    (see ``visible_json``), or when the message would be longer than ``limit`` characters.
     """
     facts: Mapping[str, object] = {
         "Warning": warning,
@@ -89,11 +92,16 @@ def approval_prompt(
         "Suggestions": list(suggestions) or None,
     }
     lines = [_HEADING]
+    left = None if limit is None else limit - len(_HEADING)  # what the lines to come may still take
     for label, value in facts.items():
         if value is None and label != "Arguments":
             continue
-        text = visible_json(value)
+        text = visible_json(value, None if left is None else left - len(label) - 3)
         if text is None:
             return None
-        lines.append(f"{label}: {text}")
-    return "\n".join(lines)
+        line = f"{label}: {text}"
+        lines.append(line)
+        if left is not None:
+            left -= len(line) + 1
+    prompt = "\n".join(lines)
+    return None if limit is not None and len(prompt) > limit else prompt

@@ -606,7 +606,7 @@ class PermissionProxy:
             rule = None if record is None or record.rule is None else record.rule.described
             source = None if record is None else record.source
             suggestions = list(result.get("suggestions", ()))
-        prompt = approval_prompt(
+        return approval_prompt(
             tool=name,
             arguments=action.args,
             reason=result["reason"] or pending_reason(name),
@@ -615,10 +615,8 @@ class PermissionProxy:
             source=source,
             suggestions=suggestions,
             warning=decided.warning,
+            limit=self._prompt_limit,
         )
-        if prompt is None or len(prompt) > self._prompt_limit:
-            return None
-        return prompt
 
     def _held_text(self, reason: str, action_id: int, shown: bool) -> str:
         text = f"{reason}: action {action_id} waits for a person's approval"
