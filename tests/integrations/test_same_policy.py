@@ -103,8 +103,8 @@ def _mcp(policy: ApprovalPolicy, prompt: str, tools: Recorder) -> str:
 
     from ask_permissions.integrations.mcp_proxy import PermissionProxy
 
+    from .mcp_harness import proxied
     from .mcp_upstream import Upstream
-    from .test_mcp_proxy import proxied
 
     upstream = Upstream()
     ((name, arguments),) = PLAN[prompt]
