@@ -372,6 +372,7 @@ class TestAudit:
             await client.call_tool("bash", {"command": "ls"})
 
         harness.run(scenario)
+        assert audit.path is not None
         lines = [json.loads(line) for line in Path(audit.path).read_text().splitlines()]
         assert [line["proxy"].get("decided_by") for line in lines] == [None, "ann"]
         assert lines[1]["proxy"]["did"] == "forwarded"
