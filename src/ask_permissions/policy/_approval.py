@@ -18,7 +18,7 @@ from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import RuleMatch
-from ask_permissions.typing import Classifier, Clock, Decision, GrantsLike, Mode
+from ask_permissions.typing import Classifier, Clock, Decision, Evaluator, GrantsLike, Mode, Redactor
 
 from ._checks import Check, read_checks, run_checks
 from ._engine import UNATTENDED, Engine, Layer, Opinion, Table, Texts
@@ -304,6 +304,12 @@ class ApprovalPolicy(Engine[_Call]):
         checks: check functions (``check(fn)``, ``deny_all()``, ...) consulted after the deny rule,
             always_ask and read_only layers.
         hooks: PreToolUse hooks (command hooks, or functions of the call), consulted first.
+        shadow: another policy decided beside this one for every call (a dry run: ``evaluate``); where its
+            outcome differs, the decision record carries it as ``shadow``. It never changes the call, and
+            needs ``on_decision``.
+        record_arguments: keep each call's arguments in its decision records (``True``), or what a
+            redaction function ``(tool_name, arguments) -> arguments`` leaves of them; a replay of the
+            records needs them. Off by default: arguments may hold secrets.
 
     Raises:
         ValueError: an unknown mode.
@@ -338,6 +344,8 @@ class ApprovalPolicy(Engine[_Call]):
         on_project_grant: ProjectGrantHook | None = None,
         checks: Iterable[object] | None = None,
         hooks: object = None,
+        shadow: Evaluator | None = None,
+        record_arguments: bool | Redactor = False,
     ) -> None:
         if mode is not None and mode not in MODES:
             raise ValueError(f"Unknown permission mode: {preview(mode)}")
@@ -357,6 +365,8 @@ class ApprovalPolicy(Engine[_Call]):
             interactive=interactive,
             scopes=grants_plan(session_grants),
             on_project_grant=on_project_grant,
+            shadow=shadow,
+            record_arguments=record_arguments,
         )
         self._rules: Final = rules
         self._require_approval: Final = require_approval

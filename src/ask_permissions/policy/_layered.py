@@ -29,7 +29,7 @@ from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
-from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest
+from ask_permissions.typing import Clock, Evaluator, GrantsLike, LayeredMode, Redactor, ReviewRequest
 
 from ._checks import Check, PermissionCheck, read_checks, run_checks
 from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Rewrite, Table, Texts, unanswerable
@@ -550,6 +550,12 @@ class LayeredPolicy(Engine[_Call]):
         max_total_denials: the circuit breaker's limit on the session's denials in all (20).
         exit_tool: the tool that leaves plan mode (``exit_plan_mode``).
         on_mode_change: called with a ``ModeChange`` after the mode changed.
+        shadow: another policy decided beside this one for every call (a dry run: ``evaluate``); where its
+            outcome differs, the decision record carries it as ``shadow``. It never changes the call, and
+            needs ``on_decision``.
+        record_arguments: keep each call's arguments in its decision records (``True``), or what a
+            redaction function ``(tool_name, arguments) -> arguments`` leaves of them; a replay of the
+            records needs them. Off by default: arguments may hold secrets.
 
     Raises:
         ValueError: an unknown mode, or ``bypassPermissions`` while a settings source disables it.
@@ -582,6 +588,8 @@ class LayeredPolicy(Engine[_Call]):
         max_total_denials: int = 20,
         exit_tool: str = "exit_plan_mode",
         on_mode_change: Callable[[ModeChange], object] | None = None,
+        shadow: Evaluator | None = None,
+        record_arguments: bool | Redactor = False,
     ) -> None:
         if not isinstance(settings, PermissionSettings):
             raise TypeError(f"settings: expected a PermissionSettings; got {preview(settings)}")
@@ -633,6 +641,8 @@ class LayeredPolicy(Engine[_Call]):
             interactive=interactive,
             scopes=self._scope_plan,
             on_project_grant=on_project_grant,
+            shadow=shadow,
+            record_arguments=record_arguments,
         )
         self._own_hooks: Final = own_hooks
         self._state = state
