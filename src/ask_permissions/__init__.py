@@ -4,7 +4,13 @@ Ordered allow/ask/deny rules, a thread-safe approval queue, session grants, a ni
 policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 """
 
-from ._errors import ClaimLostError, CorruptStoreError, InvalidSnapshotError, PermissionsError
+from ._errors import (
+    ClaimLostError,
+    CorruptStoreError,
+    InvalidEvidenceError,
+    InvalidSnapshotError,
+    PermissionsError,
+)
 from ._tool_call import ToolCall
 from ._version import __version__
 from .policy._approval import ApprovalPolicy
@@ -16,7 +22,7 @@ from .policy._hooks import Hooks
 from .policy._layered import LayeredPolicy, ModeChange
 from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
-from .policy._records import DecisionRecord, MatchedRule
+from .policy._records import DecisionRecord, MatchedRule, ShadowRecord
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
 from .policy._reviewer import DenialTracker, Review
 from .policy._safety import PROTECTED_PATHS, ProtectedPaths
@@ -61,6 +67,7 @@ __all__ = [
     "DomainPattern",
     "HookResult",
     "Hooks",
+    "InvalidEvidenceError",
     "InvalidSnapshotError",
     "LayeredPolicy",
     "MatchedRule",
@@ -85,6 +92,7 @@ __all__ = [
     "RuleTextError",
     "SessionPermissionGrants",
     "SettingsSource",
+    "ShadowRecord",
     "SqliteStore",
     "ToolCall",
     "ToolMetadata",

@@ -5,7 +5,14 @@ from __future__ import annotations
 import reprlib
 from typing import Final
 
-__all__ = ["ClaimLostError", "CorruptStoreError", "InvalidSnapshotError", "PermissionsError", "preview"]
+__all__ = [
+    "ClaimLostError",
+    "CorruptStoreError",
+    "InvalidEvidenceError",
+    "InvalidSnapshotError",
+    "PermissionsError",
+    "preview",
+]
 
 
 class PermissionsError(Exception):
@@ -39,6 +46,28 @@ class CorruptStoreError(PermissionsError, ValueError):
     def __init__(self, message: str, *, path: str = "", value: object = None) -> None:
         super().__init__(message)
         self.path = path
+        self.value = value
+
+
+class InvalidEvidenceError(PermissionsError, ValueError):
+    """A case file or an audit line is not what it claims to be; nothing was decided on its account.
+
+    The message is one line: ``cases.toml:12: case[2].expect: expected one of ...; got 'allow'``.
+
+    Attributes:
+        file: the file it came from.
+        line: the line (1-based; 0 when the file as a whole is at fault).
+        field: the bad field (``case[2].expect``, ``outcome``), empty for the line as a whole.
+        value: the offending value.
+    """
+
+    def __init__(self, file: str, line: int, field: str, expected: str, value: object) -> None:
+        where = f"{file}:{line}: " if line else f"{file}: "
+        what = f"{field}: " if field else ""
+        super().__init__(f"{where}{what}expected {expected}; got {preview(value)}")
+        self.file = file
+        self.line = line
+        self.field = field
         self.value = value
 
 

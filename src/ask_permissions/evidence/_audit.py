@@ -1,0 +1,266 @@
+"""Audit lines: decision records as JSON lines (``record.to_dict()``, one a line), read strictly.
+
+A line is what a policy's ``on_decision`` wrote, or the MCP proxy's ``--audit`` log (which adds a ``proxy``
+key); keys this reader does not know are the writer's and are left alone. A line that is not such a
+record is an ``InvalidEvidenceError`` naming the file, the line and the field.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from collections.abc import Collection, Iterator, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Final, final, get_args
+
+from ask_permissions._errors import InvalidEvidenceError
+from ask_permissions.typing import HookAction, RecordVerdict
+
+__all__ = ["AuditLine", "AuditSummary", "read_audit", "summarize"]
+
+_OUTCOMES: Final = get_args(HookAction)
+_VERDICTS: Final = get_args(RecordVerdict)
+_DIGEST: Final = re.compile(r"[0-9a-f]{16}")
+RESOLUTIONS: Final = frozenset({"ask_allowed", "ask_denied", "ask_unresolved", "ask_expired", "cancelled"})
+"""The verdicts of a record that tells how an ask ended, rather than a decision of a call."""
+_RESOLVED_BY: Final = {
+    "ask_allowed": "person",
+    "ask_denied": "person",
+    "ask_expired": "expiry",
+    "ask_unresolved": "nobody",
+    "cancelled": "cancellation",
+}
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class AuditLine:
+    """One decision record read back from an audit file.
+
+    ``rule`` is the record's rule as written (a ``MatchedRule.to_dict()``), ``arguments`` the call's
+    arguments when the policy kept them (``has_arguments``), ``decided_by`` who resolved an ask when the
+    writer recorded it.
+    """
+
+    file: str
+    line: int
+    tool: str
+    outcome: HookAction
+    layer: str
+    verdict: RecordVerdict
+    ts: datetime
+    args_digest: str
+    rule: Mapping[str, Any] | None = None
+    reason: str | None = None
+    action_id: int | None = None
+    source: str | None = None
+    rule_id: str | None = None
+    tool_call_id: str | int | None = None
+    arguments: object = None
+    has_arguments: bool = False
+    decided_by: str | None = None
+    shadow: Mapping[str, Any] | None = field(default=None, compare=False)
+
+    @property
+    def is_resolution(self) -> bool:
+        """Whether the record tells how an ask ended (a second record with the same action id)."""
+        return self.verdict in RESOLUTIONS
+
+    @property
+    def decider(self) -> str:
+        """Who decided: the recorded ``decided_by``, else ``person`` (or ``expiry``, ...) for a resolution,
+        ``reviewer`` or ``hook`` when one answered, ``policy`` otherwise."""
+        if self.decided_by:
+            return self.decided_by
+        if self.is_resolution:
+            return _RESOLVED_BY[self.verdict]
+        if self.rule_id == "reviewer":
+            return "reviewer"
+        return "hook" if self.layer == "hook" else "policy"
+
+    @property
+    def rule_label(self) -> str:
+        """The deciding rule as a person reads it: its text and source, or its patterns; else the layer."""
+        rule = self.rule
+        if rule is None:
+            return f"(no rule: {self.layer})"
+        text = rule.get("text")
+        decision = rule.get("declared_decision", "")
+        if isinstance(text, str):
+            label = f"{decision} {text}"
+        else:
+            label = (
+                f"{decision} {_pattern(rule.get('tool_pattern'))} {_pattern(rule.get('argument_pattern'))}"
+            )
+        return f"{label} ({self.source} settings)" if self.source else label.strip()
+
+
+def _pattern(pattern: object) -> str:
+    if not isinstance(pattern, Mapping):
+        return "*"
+    kind = pattern.get("type")
+    if kind == "string":
+        return repr(pattern.get("value"))
+    if kind == "regexp":
+        return f"/{pattern.get('source')}/{pattern.get('flags') or ''}"
+    if kind == "all":
+        return "ALL"
+    return str(pattern.get("text", kind))
+
+
+def read_audit(path: str) -> Iterator[AuditLine]:
+    """The records of an audit file, line by line (blank lines skipped); read as the file is consumed.
+
+    Raises:
+        OSError: the file cannot be read.
+        InvalidEvidenceError: a line that is not a decision record, naming the file, line and field.
+    """
+    with open(path, "rb") as file:
+        for number, raw in enumerate(file, start=1):
+            if raw.strip():
+                yield read_audit_line(raw, path, number)
+
+
+def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine:
+    """One audit line, read strictly (see ``read_audit``)."""
+    try:
+        data = json.loads(raw)
+    except (ValueError, RecursionError):
+        shown = raw.decode("utf-8", "replace") if isinstance(raw, bytes) else raw
+        raise InvalidEvidenceError(
+            file, number, "", "a JSON object (a decision record)", shown.strip()
+        ) from None
+    if not isinstance(data, dict):
+        raise InvalidEvidenceError(file, number, "", "a JSON object (a decision record)", data)
+
+    def bad(key: str, expected: str) -> InvalidEvidenceError:
+        return InvalidEvidenceError(file, number, key, expected, data.get(key))
+
+    def text(key: str, *, required: bool = False) -> str | None:
+        value = data.get(key)
+        if value is None and not required:
+            return None
+        if not isinstance(value, str) or not value:
+            raise bad(key, "a non-empty string")
+        return value
+
+    tool = text("tool", required=True)
+    layer = text("layer", required=True)
+    outcome = data.get("outcome")
+    if outcome not in _OUTCOMES:
+        raise bad("outcome", "one of " + ", ".join(_OUTCOMES))
+    verdict = data.get("verdict")
+    if verdict not in _VERDICTS:
+        raise bad("verdict", "one of " + ", ".join(_VERDICTS))
+    digest = data.get("args_digest")
+    if not isinstance(digest, str) or _DIGEST.fullmatch(digest) is None:
+        raise bad("args_digest", "16 lowercase hex characters")
+    try:
+        ts = datetime.fromisoformat(data["ts"])
+    except (KeyError, TypeError, ValueError):
+        raise bad("ts", "an ISO 8601 timestamp") from None
+    if ts.tzinfo is None:
+        raise bad("ts", "a timestamp with its UTC offset")
+    rule = data.get("rule")
+    if rule is not None and not isinstance(rule, dict):
+        raise bad("rule", "an object or null")
+    action_id = data.get("action_id")
+    if action_id is not None and (isinstance(action_id, bool) or not isinstance(action_id, int)):
+        raise bad("action_id", "an integer or null")
+    call_id = data.get("tool_call_id")
+    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
+        raise bad("tool_call_id", "a string, an integer or null")
+    shadow = data.get("shadow")
+    if shadow is not None and not isinstance(shadow, dict):
+        raise bad("shadow", "an object or null")
+    reason = data.get("reason")
+    if reason is not None and not isinstance(reason, str):
+        raise bad("reason", "a string or null")
+    return AuditLine(
+        file=file,
+        line=number,
+        tool=tool,  # type: ignore[arg-type]  # required above
+        outcome=outcome,  # type: ignore[arg-type]  # one of the outcomes, checked above
+        layer=layer,  # type: ignore[arg-type]  # required above
+        verdict=verdict,  # type: ignore[arg-type]  # one of the verdicts, checked above
+        ts=ts,
+        args_digest=digest,
+        rule=rule,
+        reason=reason,
+        action_id=action_id,
+        source=text("source"),
+        rule_id=text("rule_id"),
+        tool_call_id=call_id,
+        arguments=data.get("arguments"),
+        has_arguments="arguments" in data,
+        decided_by=text("decided_by"),
+        shadow=shadow,
+    )
+
+
+@final
+@dataclass(slots=True)
+class AuditSummary:
+    """Counts of audit lines by outcome, verdict, tool, rule and who decided (most frequent first)."""
+
+    records: int = 0
+    first: datetime | None = None
+    last: datetime | None = None
+    outcomes: Counter[str] = field(default_factory=Counter)
+    verdicts: Counter[str] = field(default_factory=Counter)
+    tools: Counter[str] = field(default_factory=Counter)
+    rules: Counter[str] = field(default_factory=Counter)
+    deciders: Counter[str] = field(default_factory=Counter)
+    shadow_disagreements: int = 0
+
+    def add(self, line: AuditLine) -> None:
+        self.records += 1
+        self.first = line.ts if self.first is None else min(self.first, line.ts)
+        self.last = line.ts if self.last is None else max(self.last, line.ts)
+        self.outcomes[line.outcome] += 1
+        self.verdicts[line.verdict] += 1
+        self.tools[line.tool] += 1
+        self.rules[line.rule_label] += 1
+        self.deciders[line.decider] += 1
+        if line.shadow is not None:
+            self.shadow_disagreements += 1
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe data: each count as an object, most frequent first."""
+        return {
+            "records": self.records,
+            "first": None if self.first is None else self.first.isoformat(),
+            "last": None if self.last is None else self.last.isoformat(),
+            "outcomes": dict(self.outcomes.most_common()),
+            "verdicts": dict(self.verdicts.most_common()),
+            "tools": dict(self.tools.most_common()),
+            "rules": dict(self.rules.most_common()),
+            "decided_by": dict(self.deciders.most_common()),
+            "shadow_disagreements": self.shadow_disagreements,
+        }
+
+
+def summarize(
+    lines: Iterator[AuditLine],
+    *,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    tools: Collection[str] = (),
+    outcomes: Collection[str] = (),
+) -> AuditSummary:
+    """Count the lines that pass the filters: ``since <= ts < until``, one of ``tools`` and ``outcomes``
+    (each filter off when empty or ``None``)."""
+    summary = AuditSummary()
+    for line in lines:
+        if since is not None and line.ts < since:
+            continue
+        if until is not None and line.ts >= until:
+            continue
+        if tools and line.tool not in tools:
+            continue
+        if outcomes and line.outcome not in outcomes:
+            continue
+        summary.add(line)
+    return summary
