@@ -1,0 +1,216 @@
+"""``ask-permissions replay`` and ``audit``: recorded calls decided again, audit logs counted."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+
+import pytest
+
+from ask_permissions import InvalidEvidenceError
+from ask_permissions.cli._main import main
+from ask_permissions.evidence._audit import read_audit
+
+from .evidence_samples import NEW_POLICY, OLD_POLICY, record_session
+
+
+@pytest.fixture
+def policies(tmp_path: Path) -> tuple[Path, Path]:
+    old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+    old.write_text(OLD_POLICY, encoding="utf-8")
+    new.write_text(NEW_POLICY, encoding="utf-8")
+    return old, new
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+class TestReplayFromAudit:
+    """Audit lines with their arguments are decided again; the changes are grouped by the new rule."""
+
+    def test_changes_grouped_by_rule_with_answers(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """pending -> proceed by each new allow rule, with how people had answered; exit 1 (changes)."""
+        old, new = policies
+        audit = tmp_path / "audit.jsonl"
+        record_session(old, audit_path=audit)
+        assert main(["replay", str(new), "--from", str(audit), "--json"]) == 1
+        report = json.loads(capsys.readouterr().out)
+        changes = {(c["from"], c["to"], c["rule"]): c for c in report["changes"]}
+        diff = changes["pending", "proceed", "allow Bash(git diff *)"]
+        assert diff["count"] == 3
+        assert diff["answers"] == {"approved": 3}
+        push = changes["pending", "proceed", "allow Bash(git push *)"]
+        assert push["answers"] == {"approved": 1}
+        force = changes["pending", "block", "deny Bash(git push --force *)"]
+        assert force["answers"] == {"rejected": 1}
+        assert report["unreplayable"] == 0
+        assert report["changed"] == 5
+
+    def test_text_report(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The text report gives each transition, the rule, the answers and example calls."""
+        old, new = policies
+        audit = tmp_path / "audit.jsonl"
+        record_session(old, audit_path=audit)
+        main(["replay", str(new), "--from", str(audit)])
+        out = capsys.readouterr().out
+        assert "would be decided otherwise" in out
+        assert "pending -> proceed: 4" in out
+        assert "  3 by allow Bash(git diff *) (3 a person approved)" in out
+        assert 'e.g. Bash {"command": "git diff HEAD"}' in out
+
+    def test_records_without_arguments_are_named(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Without record_arguments, the replay says which records it could not decide again."""
+        old, new = policies
+        audit = tmp_path / "audit.jsonl"
+        record_session(old, audit_path=audit, keep=False)
+        assert main(["replay", str(new), "--from", str(audit)]) == 0
+        out = capsys.readouterr().out
+        assert "replayed 0 recorded calls" in out
+        assert "not replayed: 21 records without their arguments" in out
+        assert f"{audit}:1  Bash  args_digest " in out
+
+    def test_the_same_policy_changes_nothing(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Replaying a log under the policy that wrote it changes no outcome: exit 0."""
+        old, _ = policies
+        audit = tmp_path / "audit.jsonl"
+        record_session(old, audit_path=audit)
+        assert main(["replay", str(old), "--from", str(audit)]) == 0
+        assert "21 recorded calls" in capsys.readouterr().out
+
+
+class TestReplayFromStore:
+    """A store's actions are replayed read-only: the file is not changed."""
+
+    def test_a_sample_store(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Every ask the store kept is decided again, with its answer; the database is untouched."""
+        old, new = policies
+        database = tmp_path / "store.db"
+        record_session(old, store_path=database)
+        before = _digest(database)
+        assert main(["replay", str(new), "--store", f"sqlite:///{database}", "--json"]) == 1
+        report = json.loads(capsys.readouterr().out)
+        # A reader of a WAL database may make the (empty) -wal and -shm side files; the data stays as it was.
+        assert _digest(database) == before
+        wal = tmp_path / "store.db-wal"
+        assert not wal.exists() or wal.stat().st_size == 0
+        assert report["replayed"] == 19  # every call but git status (allowed) and rm -rf (denied)
+        changes = {(c["from"], c["to"], c["rule"]): c for c in report["changes"]}
+        assert changes["pending", "block", "deny Bash(git push --force *)"]["answers"] == {"rejected": 1}
+
+    def test_a_missing_store_is_not_created(self, tmp_path: Path, policies: tuple[Path, Path]) -> None:
+        """A read-only replay never creates a database: a missing one is bad input."""
+        _, new = policies
+        assert main(["replay", str(new), "--store", f"sqlite:///{tmp_path / 'none.db'}"]) == 2
+        assert not (tmp_path / "none.db").exists()
+
+    def test_a_memory_store_has_no_history(self, policies: tuple[Path, Path]) -> None:
+        """memory: names no store another process can read."""
+        _, new = policies
+        assert main(["replay", str(new), "--store", "memory:"]) == 2
+
+
+BAD_LINES = [
+    pytest.param("not json", "", id="not-json"),
+    pytest.param("[1, 2]", "", id="not-an-object"),
+    pytest.param('{"tool": "x"}', "layer", id="missing-layer"),
+    pytest.param(
+        '{"tool": "x", "layer": "default", "outcome": "allow", "verdict": "allow"}', "outcome", id="outcome"
+    ),
+    pytest.param(
+        '{"tool": "x", "layer": "default", "outcome": "proceed", "verdict": "allow", "args_digest": "zz",'
+        ' "ts": "2026-01-01T00:00:00+00:00"}',
+        "args_digest",
+        id="digest",
+    ),
+    pytest.param(
+        '{"tool": "x", "layer": "default", "outcome": "proceed", "verdict": "allow",'
+        ' "args_digest": "0123456789abcdef", "ts": "2026-01-01T00:00:00"}',
+        "ts",
+        id="naive-time",
+    ),
+]
+
+GOOD_LINE = (
+    '{"tool": "x", "layer": "default", "outcome": "proceed", "verdict": "allow",'
+    ' "args_digest": "0123456789abcdef", "ts": "2026-01-01T00:00:00+00:00", "proxy": {"action": "forwarded"}}'
+)
+
+
+class TestAudit:
+    """audit counts a log by outcome, tool, rule and who decided; filters by time, tool and outcome."""
+
+    def test_counts(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Outcomes, tools, rules and deciders are counted; resolutions count as a person's decisions."""
+        old, _ = policies
+        audit = tmp_path / "audit.jsonl"
+        record_session(old, audit_path=audit)
+        assert main(["audit", str(audit), "--json"]) == 0
+        counts = json.loads(capsys.readouterr().out)
+        assert counts["records"] == 21 + 19  # every one of the 19 asks was answered
+        assert counts["outcomes"]["pending"] == 19
+        assert counts["decided_by"] == {"policy": 21, "person": 19}
+        assert counts["rules"]["deny Bash(rm -rf *)"] == 1
+        assert counts["tools"]["WebFetch"] == 3 + 3
+
+    def test_filters(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--tool, --outcome, --since and --until keep only the matching records."""
+        old, _ = policies
+        audit = tmp_path / "audit.jsonl"
+        record_session(old, audit_path=audit)
+        main(["audit", str(audit), "--json", "--tool", "Edit", "--outcome", "pending"])
+        assert json.loads(capsys.readouterr().out)["records"] == 4
+        main(["audit", str(audit), "--json", "--until", "2026-03-01T09:01:00+00:00"])
+        assert json.loads(capsys.readouterr().out)["records"] == 1
+        main(["audit", str(audit), "--json", "--since", "2026-03-01T09:30:00"])
+        assert json.loads(capsys.readouterr().out)["records"] == 10  # one record a minute, 40 in all
+
+    def test_text_report(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The text report has a table per count."""
+        old, _ = policies
+        audit = tmp_path / "audit.jsonl"
+        record_session(old, audit_path=audit)
+        assert main(["audit", str(audit)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("40 records, 2026-03-01T09:00:00+00:00 to 2026-03-01T09:39:00+00:00")
+        for title in ("by outcome:", "by tool:", "by rule:", "by who decided:"):
+            assert title in out
+
+    @pytest.mark.parametrize(("line", "field"), BAD_LINES)
+    def test_bad_lines(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, field: str
+    ) -> None:
+        """A line that is not a decision record is one stderr line naming file, line and field; exit 2."""
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(GOOD_LINE + "\n\n" + line + "\n", encoding="utf-8")
+        assert main(["audit", str(audit)]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        where = f"{audit}:3: " + (f"{field}: " if field else "")
+        assert message.startswith(f"ask-permissions: error: {where}expected")
+        with pytest.raises(InvalidEvidenceError) as caught:
+            list(read_audit(str(audit)))
+        assert (caught.value.line, caught.value.field) == (3, field)
+
+    def test_other_keys_are_the_writers(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The MCP proxy's extra keys are left alone."""
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(GOOD_LINE + "\n", encoding="utf-8")
+        assert main(["audit", str(audit), "--json"]) == 0
+        assert json.loads(capsys.readouterr().out)["outcomes"] == {"proceed": 1}
