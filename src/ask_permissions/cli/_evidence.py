@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from . import _audit, _replay, _test_cases
+from . import _audit, _replay, _suggest, _test_cases
 
 __all__ = ["add_evidence_parsers"]
 
@@ -17,4 +17,5 @@ def add_evidence_parsers(commands: argparse._SubParsersAction[Any]) -> None:
     """Register ``test``, ``audit``, ``replay`` and ``suggest``."""
     _test_cases.add_parser(commands)
     _replay.add_parser(commands)
+    _suggest.add_parser(commands)
     _audit.add_parser(commands)
