@@ -13,6 +13,7 @@ from opentelemetry.sdk.trace import ReadableSpan, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from pydantic_ai import Agent, DeferredToolRequests
+from pydantic_ai.capabilities.instrumentation import Instrumentation
 from pydantic_ai.messages import (
     ModelMessage,
     ModelRequest,
@@ -21,7 +22,6 @@ from pydantic_ai.messages import (
     ToolCallPart,
     ToolReturnPart,
 )
-from pydantic_ai.capabilities.instrumentation import Instrumentation
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.models.instrumented import InstrumentationSettings
 from pydantic_ai.toolsets import FunctionToolset
@@ -99,18 +99,20 @@ class TestSpans:
         spans, tracer, _, _ = _run()
         guardrails = [span for span in spans if span.name == SPAN_NAME]
         by_id = {span.context.span_id: span for span in spans}
-        finished = {span.attributes["gen_ai.tool.name"]: span for span in guardrails}
+        finished = {str((span.attributes or {})["gen_ai.tool.name"]): span for span in guardrails}
         assert set(finished) == {"read_file", "bash"}  # deploy waits: its span is still open
         for tool, span in finished.items():
             assert span.parent is not None
             parent = by_id[span.parent.span_id]
-            assert tool in parent.name  # pydantic-ai's "running tool" / "execute_tool <name>" span
+            assert tool in str(parent.name)  # pydantic-ai's "running tool" / "execute_tool <name>" span
         tracer.close()
 
     def test_attributes_follow_the_guardrail_conventions(self) -> None:
         """Decision type, policy id (the rule), reason, tool name and call id are the conventions' names."""
         spans, tracer, _, _ = _run()
-        (block,) = [s for s in spans if s.name == SPAN_NAME and s.attributes["gen_ai.tool.name"] == "bash"]
+        (block,) = [
+            s for s in spans if s.name == SPAN_NAME and (s.attributes or {})["gen_ai.tool.name"] == "bash"
+        ]
         attributes = dict(block.attributes or {})
         assert attributes["gen_ai.operation.name"] == "apply_guardrail"
         assert attributes["gen_ai.security.target.type"] == "tool_call"
