@@ -298,8 +298,8 @@ class TestCheck:
             pytest.param(
                 ("chek",),
                 "argument COMMAND: invalid choice: 'chek' "
-                "(choose from 'demo', 'check', 'lint', 'approvals', 'mcp-proxy', 'test', 'replay', 'suggest', "
-                "'audit'); see ask-permissions --help",
+                "(choose from 'demo', 'check', 'lint', 'approvals', 'mcp-proxy', 'test', 'replay', "
+                "'suggest', 'audit'); see ask-permissions --help",
                 id="unknown-command",
             ),
             pytest.param(
