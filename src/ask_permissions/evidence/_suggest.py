@@ -454,6 +454,7 @@ def _prove(
     found.already_proceeding = [call for call in rejected if id(call) in already]
     while kept:
         rules = [(suggestion, context.parse(suggestion.rule)) for suggestion, _ in kept]
+        leads = [_rule_lead(suggestion) for suggestion, _ in kept]
         after = None if context.with_rules is None else context.with_rules([s.rule for s, _ in kept])
         culprits: set[int] = set()
         for call in calls:
@@ -463,8 +464,11 @@ def _prove(
                 if after.evaluate(ToolCall(call.tool, call.arguments)).outcome != "proceed":
                     continue
                 found.proceeding.append(call)
+            lead = _lead(call)
             for position, (suggestion, parsed) in enumerate(rules):
-                if suggestion.tool == call.tool and (parsed is None or _matches(parsed, call)):
+                if suggestion.tool != call.tool or (lead is not None and leads[position] not in (None, lead)):
+                    continue  # a command rule matches only commands that start with its first word
+                if parsed is None or _matches(parsed, call):
                     culprits.add(position)
         if not culprits and not found.proceeding:
             return kept
@@ -475,3 +479,21 @@ def _prove(
         kept = [pair for position, pair in enumerate(kept) if position not in culprits]
         found.proceeding = []
     return kept
+
+
+def _lead(call: Answer) -> str | None:
+    """A shell call's first word, when it is a plain word (``None``: try every rule of the tool)."""
+    arguments = call.arguments
+    command = arguments.get("command") if isinstance(arguments, Mapping) else None
+    if not isinstance(command, str):
+        return None
+    words = command.split(None, 1)
+    return words[0] if words and _PLAIN_WORD.fullmatch(words[0]) else None
+
+
+def _rule_lead(suggestion: Suggestion) -> str | None:
+    """A command-prefix rule's first word (``None`` for the other families)."""
+    if suggestion.family != "command-prefix":
+        return None
+    inner = suggestion.rule[len(suggestion.tool) + 1 : -1]
+    return inner.split(None, 1)[0] if inner else None
