@@ -31,7 +31,7 @@ from ask_permissions.typing import Evaluator
 from ._approvals import _cell
 from ._output import shown_call
 
-__all__ = ["add_parser", "run_suggest"]
+__all__ = ["add_parser", "run_suggest", "suggestion_context"]
 
 _MACHINE_DECIDERS: Final = frozenset({"auto_approve", "reviewer", "rule"})
 """Who resolves asks without a person: their approvals asked nobody, so no rule would save a prompt."""
@@ -71,7 +71,7 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
         OSError: a file cannot be read or written.
     """
     out = sys.stdout if out is None else out
-    context = _context(options.policy or _implied_policy(options.write))
+    context = suggestion_context(options.policy or _implied_policy(options.write))
     with open_history(options.store) as history:
         answers = [
             Answer(
@@ -113,8 +113,9 @@ def _is_policy_file(path: str) -> bool:
     return isinstance(data, dict) and "version" in data
 
 
-def _context(policy: str | None) -> SuggestionContext:
-    """What the rules are written for and proven against."""
+def suggestion_context(policy: str | None) -> SuggestionContext:
+    """What the rules are written for and proven against: a policy file, a project directory, or nothing
+    (the working directory, no deny rules)."""
     home = os.path.expanduser("~")
     if policy is None:
         return SuggestionContext(root=os.getcwd(), home=home)
@@ -185,7 +186,9 @@ def _print(out: TextIO, found: Suggestions, store: str, min_count: int) -> None:
     )
     if found.proven:
         print(
-            "  with the rules added, the policy decides every one of them again: none would proceed", file=out
+            f"  with the rules added, the {found.redecided} of them a rule could match (in whole or by a "
+            "sub-command) were decided again: none would proceed; no rule can match the others",
+            file=out,
         )
     else:
         for call in found.proceeding:
@@ -225,6 +228,7 @@ def _as_json(found: Suggestions) -> dict[str, Any]:
             "rejected_calls": found.rejections,
             "deny_covered_calls": found.deny_covered,
             "deny_witnesses": found.witnesses,
+            "decided_again": found.redecided,
             "proven": found.proven,
             "would_proceed": [call(answer) for answer in found.proceeding],
             "already_proceeding": [call(answer) for answer in found.already_proceeding],

@@ -9,29 +9,38 @@ Each approved call belongs to at most one family, and each family is a tree of e
 - a URL: its exact host (``WebFetch(domain:docs.python.org)``);
 - an MCP tool: the tool itself (``mcp__github__create_issue``).
 
-A rule is *eligible* when it answers at least ``min_count`` approvals, matches no call a person rejected
-(tried with the rule itself, on every rejected call of the tool), and matches no call a deny rule covers
-(every recorded call the current policy denies, and witness calls made from each deny rule's own text).
-Eligibility only shrinks going down a tree, so the topmost eligible rules are disjoint, answer every
-approval any eligible rule answers, and no smaller set does as much: that is the smallest set. Each is
-then narrowed as far as it answers the same approvals (never broader than the approvals need). Last, the
-policy with the rules added decides every rejected and deny-covered call again: the proof that none of them
-would proceed.
+A rule is *eligible* when it answers at least ``min_count`` approvals, matches no call a person rejected,
+and matches no call a deny rule covers (every recorded call the current policy denies, and witness calls
+made from each deny rule's own text). Those forbidden calls go into the trees too, marking every node on
+their path; one no tree holds (a compound or wrapped command) marks the command nodes along its
+sub-commands' words whose rule matches it, and is tried with each rule of the other families. Eligibility
+only shrinks going down a tree, so the topmost eligible rules are disjoint, answer every approval any
+eligible rule answers, and no smaller set does as much: that is the smallest set. Each is then narrowed as
+far as it answers the same approvals (never broader than the approvals need).
+
+Last, the proof: each rule is tried on every forbidden call it could match (``_Index`` finds them without
+trying each rule on each call), a call that the rules would let through part by part (a compound command)
+costs the rule of its parts that saves the fewest prompts, and the policy with the rules kept decides every
+forbidden call again: none of them may proceed. The cost grows with the answers and their words, not with
+answers times rules.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
 import shlex
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.policy._records import DecisionRecord
+from ask_permissions.rules._command import CommandPattern, command_readings, compound_allow
 from ask_permissions.rules._paths import normalize_path
-from ask_permissions.rules._shell import command_words, parse_command
+from ask_permissions.rules._shell import SubCommand, command_words, parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleText, RuleTextError, ToolKind, parse_rule_text
 from ask_permissions.typing import Evaluator
@@ -86,6 +95,9 @@ class Suggestions:
     """Rejected or deny-covered calls the policy with the rules would let proceed (empty: proven)."""
     already_proceeding: list[Answer] = field(default_factory=list)
     """Rejected calls the current policy already lets proceed (the rules are not the cause)."""
+    redecided: int = 0
+    """How many forbidden calls some rule could match, in whole or in part: each was decided again with the
+    rules added (by the policy, else by the rules alone); no rule can match the others."""
 
     @property
     def saved(self) -> int:
@@ -122,6 +134,22 @@ class SuggestionContext:
             return parse_rule_text(text, "allow", kinds=self.kinds, cwd=self.root, home=self.home)
         except (RuleTextError, TypeError, ValueError):
             return None
+
+
+@final
+class _Parses:
+    """Rule texts read once each: the search, the forbidden calls' marks and the proof read the same ones."""
+
+    __slots__ = ("_context", "_read")
+
+    def __init__(self, context: SuggestionContext) -> None:
+        self._context = context
+        self._read: dict[str, RuleText | None] = {}
+
+    def __call__(self, text: str) -> RuleText | None:
+        if text not in self._read:
+            self._read[text] = self._context.parse(text)
+        return self._read[text]
 
 
 @final
@@ -168,30 +196,128 @@ class _Family:
         if answer.approved:
             node.exact += 1
 
+    def along(self, words: tuple[str, ...]) -> Iterator[tuple[_Node, tuple[str, ...]]]:
+        """The nodes of a command family whose rules a command of these words could meet, with their paths:
+        those of its word prefixes (the only rules that can match it; see ``_Index``)."""
+        single = self.roots.get(words[0]) if words else None
+        if single is not None:
+            yield single, words[:1]
+        if len(words) < _MIN_PREFIX_WORDS:
+            return
+        node = self.roots.get("\x00".join(words[:_MIN_PREFIX_WORDS]))
+        path = words[:_MIN_PREFIX_WORDS]
+        while node is not None:
+            yield node, path
+            if len(path) == len(words):
+                return
+            node = node.children.get(words[len(path)])
+            path = words[: len(path) + 1]
+
+
+@final
+class _Forest:
+    """Every family's tree, with the words of each command read once (a store repeats its commands)."""
+
+    __slots__ = ("_words", "context", "families")
+
+    def __init__(self, context: SuggestionContext) -> None:
+        self.context = context
+        self.families: dict[tuple[str, str], _Family] = {}
+        self._words: dict[str, tuple[str, ...] | None] = {}
+
+    def place(self, answer: Answer) -> bool:
+        """Put the call in its family's tree; ``False`` when no family fits it."""
+        tool, context = answer.tool, self.context
+        kind = context.kind(tool)
+        if kind is None:
+            if not tool.startswith("mcp__") or tool.count("__") < 2:
+                return False
+            self._family(tool, "mcp-tool", lambda path, exact: tool).add((tool,), 1, answer)
+            return True
+        keys = (kind.key,) if kind.key else None
+        if kind.kind == "shell":
+            words = self._single_command(_subject(answer.arguments, keys, _SHELL_KEYS))
+            if words is None:
+                return False
+            family = self._family(tool, "command-prefix", _command_rule(tool))
+            family.add(words, min(_MIN_PREFIX_WORDS, len(words)), answer)
+            return True
+        if kind.kind == "path":
+            path = _path(_subject(answer.arguments, keys, _PATH_KEYS), context.root)
+            if path is None:
+                return False
+            parts, first = _path_parts(path, context)
+            if parts is None:
+                return False
+            self._family(tool, "path-directory", _path_rule(tool, context)).add(parts, first, answer)
+            return True
+        host = _host(_subject(answer.arguments, keys, _URL_KEYS))
+        if host is None:
+            return False
+        family = self._family(tool, "domain", lambda path, exact: f"{tool}(domain:{path[0]})")
+        family.add((host,), 1, answer)
+        return True
+
+    def block(self, call: Answer, parse: Callable[[str], RuleText | None]) -> bool:
+        """Mark the command nodes whose rule matches a forbidden call no tree holds (a compound command, a
+        wrapped one); ``False`` when the call's tool has no command family (its rules are tried on it)."""
+        family = self.families.get((call.tool, "command-prefix"))
+        kind = self.context.kind(call.tool)
+        if family is None or kind is None:
+            return False
+        for reading in command_readings(call.arguments, kind.key):
+            for sub in () if reading is None else reading.subcommands:
+                for node, path in family.along(sub.words):
+                    parsed = parse(family.rule_of(path, False))
+                    if not node.rejected and parsed is not None and _matches(parsed, call):
+                        node.rejected = True
+        return True
+
+    def _family(self, tool: str, name: str, rule_of: Callable[[tuple[str, ...], bool], str]) -> _Family:
+        found = self.families.get((tool, name))
+        if found is None:
+            found = self.families[tool, name] = _Family(tool, name, rule_of)
+        return found
+
+    def _single_command(self, command: str | None) -> tuple[str, ...] | None:
+        if command is None:
+            return None
+        if command not in self._words:
+            self._words[command] = _single_command(command)
+        return self._words[command]
+
 
 def suggest(answers: Iterable[Answer], context: SuggestionContext, *, min_count: int = 2) -> Suggestions:
     """The smallest set of allow rules that would have answered the most approvals, proven (see above)."""
-    families: dict[tuple[str, str], _Family] = {}
+    forest = _Forest(context)
+    parse = _Parses(context)
     approved: list[Answer] = []
     rejected: list[Answer] = []
     unplaced: dict[str, list[Answer]] = {}  # forbidden calls no tree holds: tried with each rule itself
     unfamilied = 0
     for answer in answers:
         (approved if answer.approved else rejected).append(answer)
-        if not _place(answer, context, families):
+        if not forest.place(answer):
             if answer.approved:
                 unfamilied += 1
             else:
                 unplaced.setdefault(answer.tool, []).append(answer)
-    deny_covered = _deny_covered([*approved, *rejected], context)
-    witnesses = _witnesses(context)
+    before = None if context.policy is None else _Decided(context.policy)
+    deny_covered = _deny_covered([*approved, *rejected], before)
+    witnesses = _witnesses(context, before)
     for call in [*deny_covered, *witnesses]:
         forbidden = Answer(call.tool, call.arguments, False, call.where)
-        if not _place(forbidden, context, families):
+        if not forest.place(forbidden):
             unplaced.setdefault(call.tool, []).append(forbidden)
+    # A command rule can match only commands that start with its words: each forbidden call marks the
+    # nodes along its sub-commands' words, instead of every node trying every call.
+    tried: dict[str, list[Answer]] = {
+        tool: [call for call in calls if not forest.block(call, parse)] for tool, calls in unplaced.items()
+    }
     chosen: list[tuple[Suggestion, _Node]] = []
-    for family in families.values():
-        for top, top_path in _topmost(family, min_count, context, unplaced.get(family.tool, [])):
+    for family in forest.families.values():
+        forbidden_calls = () if family.family == "command-prefix" else tried.get(family.tool, [])
+        for top, top_path in _topmost(family, min_count, parse, forbidden_calls):
             node, path = _narrowed(top, top_path)
             text = family.rule_of(path, node.exact == len(node.approvals))
             examples = node.approvals[:EXAMPLES_PER_RULE]
@@ -205,7 +331,7 @@ def suggest(answers: Iterable[Answer], context: SuggestionContext, *, min_count:
         uncovered_by_tool={},
         unfamilied=unfamilied,
     )
-    kept = _prove(found, chosen, rejected, [*deny_covered, *witnesses], context)
+    kept = _prove(found, chosen, rejected, [*deny_covered, *witnesses], context, parse=parse, before=before)
     kept.sort(key=lambda pair: (-pair[0].saved, pair[0].rule))
     found.rules = [suggestion for suggestion, _ in kept]
     covered = {id(answer) for _, node in kept for answer in node.approvals}
@@ -218,7 +344,10 @@ def suggest(answers: Iterable[Answer], context: SuggestionContext, *, min_count:
 
 
 def _topmost(
-    family: _Family, min_count: int, context: SuggestionContext, forbidden: Sequence[Answer]
+    family: _Family,
+    min_count: int,
+    parse: Callable[[str], RuleText | None],
+    forbidden: Sequence[Answer],
 ) -> Iterable[tuple[_Node, tuple[str, ...]]]:
     """The topmost eligible nodes of a family's tree, with their paths."""
     stack: list[tuple[_Node, tuple[str, ...]]] = [
@@ -228,18 +357,15 @@ def _topmost(
         node, path = stack.pop()
         if len(node.approvals) < min_count:
             continue  # nothing below answers more
-        if not node.rejected and _clear(family.rule_of(path, False), family.tool, context, forbidden):
+        if not node.rejected and _clear(parse(family.rule_of(path, False)), forbidden):
             yield node, path
             continue
         stack.extend((child, (*path, name)) for name, child in node.children.items())
 
 
-def _clear(text: str, tool: str, context: SuggestionContext, forbidden: Sequence[Answer]) -> bool:
+def _clear(parsed: RuleText | None, forbidden: Sequence[Answer]) -> bool:
     """Whether the rule reads and matches none of the forbidden calls (rejected, deny-covered, witnesses)."""
-    parsed = context.parse(text)
-    if parsed is None:
-        return False
-    return not any(_matches(parsed, call) for call in forbidden)
+    return parsed is not None and not any(_matches(parsed, call) for call in forbidden)
 
 
 def _matches(parsed: RuleText, call: Answer) -> bool:
@@ -262,54 +388,6 @@ def _narrowed(node: _Node, path: tuple[str, ...]) -> tuple[_Node, tuple[str, ...
         name, node = whole[0]
         path = (*path, name)
     return node, path
-
-
-def _place(answer: Answer, context: SuggestionContext, families: dict[tuple[str, str], _Family]) -> bool:
-    """Put the call in its family's tree; ``False`` when no family fits it."""
-    tool = answer.tool
-    kind = context.kind(tool)
-    if kind is None:
-        if not tool.startswith("mcp__") or tool.count("__") < 2:
-            return False
-        family = _family(families, tool, "mcp-tool", lambda path, exact: tool)
-        family.add((tool,), 1, answer)
-        return True
-    keys = (kind.key,) if kind.key else None
-    if kind.kind == "shell":
-        words = _single_command(_subject(answer.arguments, keys, _SHELL_KEYS))
-        if words is None:
-            return False
-        family = _family(families, tool, "command-prefix", _command_rule(tool))
-        family.add(words, min(_MIN_PREFIX_WORDS, len(words)), answer)
-        return True
-    if kind.kind == "path":
-        path = _path(_subject(answer.arguments, keys, _PATH_KEYS), context.root)
-        if path is None:
-            return False
-        parts, first = _path_parts(path, context)
-        if parts is None:
-            return False
-        family = _family(families, tool, "path-directory", _path_rule(tool, context))
-        family.add(parts, first, answer)
-        return True
-    host = _host(_subject(answer.arguments, keys, _URL_KEYS))
-    if host is None:
-        return False
-    family = _family(families, tool, "domain", lambda path, exact: f"{tool}(domain:{path[0]})")
-    family.add((host,), 1, answer)
-    return True
-
-
-def _family(
-    families: dict[tuple[str, str], _Family],
-    tool: str,
-    name: str,
-    rule_of: Callable[[tuple[str, ...], bool], str],
-) -> _Family:
-    found = families.get((tool, name))
-    if found is None:
-        found = families[tool, name] = _Family(tool, name, rule_of)
-    return found
 
 
 def _subject(arguments: object, keys: tuple[str, ...] | None, defaults: tuple[str, ...]) -> str | None:
@@ -384,17 +462,14 @@ def _host(url: str | None) -> str | None:
     return None if not host or _GLOB.search(host) else host
 
 
-def _deny_covered(calls: Sequence[Answer], context: SuggestionContext) -> list[Answer]:
+def _deny_covered(calls: Sequence[Answer], decide: _Decided | None) -> list[Answer]:
     """The recorded calls a deny rule of the current policy covers."""
-    policy = context.policy
-    if policy is None:
+    if decide is None:
         return []
-    return [
-        call for call in calls if policy.evaluate(ToolCall(call.tool, call.arguments)).layer == "deny_rule"
-    ]
+    return [call for call in calls if decide(call).layer == "deny_rule"]
 
 
-def _witnesses(context: SuggestionContext) -> list[Answer]:
+def _witnesses(context: SuggestionContext, decide: _Decided | None) -> list[Answer]:
     """Calls made from each deny rule's own text, kept when the current policy does deny them."""
     made: list[Answer] = []
     for text in context.denies:
@@ -424,10 +499,9 @@ def _witnesses(context: SuggestionContext) -> list[Answer]:
         elif specifier.startswith("domain:"):
             host = specifier.removeprefix("domain:").replace("*", "x")
             made.append(Answer(tool, {key or "url": f"https://{host}/"}, False, f"deny rule {text}"))
-    policy = context.policy
-    if policy is None:
+    if decide is None:
         return made
-    return [call for call in made if policy.evaluate(ToolCall(call.tool, call.arguments)).outcome == "block"]
+    return [call for call in made if decide(call).outcome == "block"]
 
 
 def _prove(
@@ -436,64 +510,153 @@ def _prove(
     rejected: Sequence[Answer],
     forbidden: Sequence[Answer],
     context: SuggestionContext,
+    *,
+    parse: Callable[[str], RuleText | None],
+    before: _Decided | None,
 ) -> list[tuple[Suggestion, _Node]]:
-    """Decide every rejected and deny-covered call with the rules added; a rule that lets one proceed is
-    dropped and the rest decided again, until none does. Returns the rules kept."""
+    """Try the rules on every rejected and deny-covered call: a rule that matches one is dropped; when a call
+    would proceed part by part (decided by the policy with the rules added, else by the rules alone), the
+    rule of its parts that saves the fewest prompts is dropped; and again, until no rule is. Then the policy
+    with the rules kept decides again every one of those calls a rule could match, in whole or in part (the
+    others it would decide as before): ``found.proceeding`` lists any that would proceed. Returns the rules
+    kept.
+    """
+    proceeding = [] if before is None else [call for call in rejected if before(call).outcome == "proceed"]
+    already = {id(call) for call in proceeding}
+    found.already_proceeding = proceeding
+    calls = [call for call in [*rejected, *forbidden] if id(call) not in already]
     kept = list(chosen)
-    calls = [*rejected, *forbidden]
-    before = context.policy
-    already = (
-        set()
-        if before is None
-        else {
-            id(call)
-            for call in rejected
-            if before.evaluate(ToolCall(call.tool, call.arguments)).outcome == "proceed"
-        }
-    )
-    found.already_proceeding = [call for call in rejected if id(call) in already]
+    after: _Decided | None = None  # the policy with the rules of ``kept`` added, once it is needed
+    touched: list[Answer] = []  # the calls some rule of ``kept`` could match, in whole or in part
     while kept:
-        rules = [(suggestion, context.parse(suggestion.rule)) for suggestion, _ in kept]
-        leads = [_rule_lead(suggestion) for suggestion, _ in kept]
-        after = None if context.with_rules is None else context.with_rules([s.rule for s, _ in kept])
+        index = _Index([(suggestion.tool, parse(suggestion.rule)) for suggestion, _ in kept])
+        after = None
         culprits: set[int] = set()
+        touched = []
         for call in calls:
-            if id(call) in already:
+            candidates = index.candidates(call)
+            if not candidates:
+                continue  # no rule can match it nor one of its sub-commands: decided as before
+            touched.append(call)
+            whole = [position for position in candidates if index.matches(position, call)]
+            culprits.update(whole)
+            if whole:
                 continue
-            if after is not None:
-                if after.evaluate(ToolCall(call.tool, call.arguments)).outcome != "proceed":
-                    continue
-                found.proceeding.append(call)
-            lead = _lead(call)
-            for position, (suggestion, parsed) in enumerate(rules):
-                if suggestion.tool != call.tool or (lead is not None and leads[position] not in (None, lead)):
-                    continue  # a command rule matches only commands that start with its first word
-                if parsed is None or _matches(parsed, call):
-                    culprits.add(position)
-        if not culprits and not found.proceeding:
-            return kept
-        if (
-            not culprits
-        ):  # something proceeds, but not by a rule of ours alone (a compound): drop none, say so
-            return kept
+            if context.with_rules is None:
+                proceeds = index.compound(candidates, call)
+            else:
+                after = after or _Decided(context.with_rules([suggestion.rule for suggestion, _ in kept]))
+                proceeds = after(call).outcome == "proceed"
+            parts = index.partial(candidates, call) if proceeds else []
+            if parts:
+                # It proceeds part by part: without the rule that saves the fewest prompts it may not (the
+                # next round decides it again).
+                culprits.add(min(parts, key=lambda position: (kept[position][0].saved, position)))
+        if not culprits:
+            break
         kept = [pair for position, pair in enumerate(kept) if position not in culprits]
-        found.proceeding = []
+    if not kept:
+        return kept
+    # Allow rules that match neither a call nor any of its sub-commands leave its decision as it was (not
+    # to proceed): the policy with the rules decides again every call that some rule could meet.
+    found.redecided = len(touched)
+    if context.with_rules is not None:
+        after = after or _Decided(context.with_rules([suggestion.rule for suggestion, _ in kept]))
+        found.proceeding = [call for call in touched if after(call).outcome == "proceed"]
     return kept
 
 
-def _lead(call: Answer) -> str | None:
-    """A shell call's first word, when it is a plain word (``None``: try every rule of the tool)."""
-    arguments = call.arguments
-    command = arguments.get("command") if isinstance(arguments, Mapping) else None
-    if not isinstance(command, str):
-        return None
-    words = command.split(None, 1)
-    return words[0] if words and _PLAIN_WORD.fullmatch(words[0]) else None
+@final
+class _Decided:
+    """A policy's dry-run decisions, each distinct call decided once: a store repeats its calls, and deciding
+    is most of what the proof costs. Calls are told apart by their tool and exact JSON text."""
+
+    __slots__ = ("_policy", "_seen")
+
+    def __init__(self, policy: Evaluator) -> None:
+        self._policy = policy
+        self._seen: dict[tuple[str, str], DecisionRecord] = {}
+
+    def __call__(self, call: Answer) -> DecisionRecord:
+        try:
+            key = (call.tool, json.dumps(call.arguments, ensure_ascii=False))
+        except (TypeError, ValueError, RecursionError):
+            return self._policy.evaluate(ToolCall(call.tool, call.arguments))  # no text to know it by
+        record = self._seen.get(key)
+        if record is None:
+            record = self._seen[key] = self._policy.evaluate(ToolCall(call.tool, call.arguments))
+        return record
 
 
-def _rule_lead(suggestion: Suggestion) -> str | None:
-    """A command-prefix rule's first word (``None`` for the other families)."""
-    if suggestion.family != "command-prefix":
-        return None
-    inner = suggestion.rule[len(suggestion.tool) + 1 : -1]
-    return inner.split(None, 1)[0] if inner else None
+@final
+class _Index:
+    """The rules by tool, the command rules also by their literal leading words: for a call, the rules that
+    could match it or one of its sub-commands, found without trying each rule on it.
+
+    An allow command specifier compares its literal leading words with the first words of every
+    sub-command it matches, so only a rule whose leading words begin some sub-command of the call can match
+    the call or a part of it. The other rules of the call's tool (directories, domains, MCP tools) are
+    candidates for every call of the tool.
+    """
+
+    __slots__ = ("_by_words", "_keys", "_longest", "_others", "_rules")
+
+    def __init__(self, rules: Sequence[tuple[str, RuleText | None]]) -> None:
+        self._rules = rules
+        self._by_words: dict[tuple[str, str | None, tuple[str, ...]], list[int]] = {}
+        self._keys: dict[str, dict[str | None, None]] = {}
+        self._others: dict[str, list[int]] = {}
+        self._longest = 0
+        for position, (tool, parsed) in enumerate(rules):
+            pattern = None if parsed is None else parsed.argument_pattern
+            words = pattern.literal_prefix if isinstance(pattern, CommandPattern) else ()
+            if isinstance(pattern, CommandPattern) and words:
+                self._by_words.setdefault((tool, pattern.key, words), []).append(position)
+                self._keys.setdefault(tool, {})[pattern.key] = None
+                self._longest = max(self._longest, len(words))
+            else:
+                self._others.setdefault(tool, []).append(position)  # an unread rule too: it is dropped
+
+    def candidates(self, call: Answer) -> list[int]:
+        """The rules that could match the call or one of its sub-commands, in order."""
+        found = set(self._others.get(call.tool, ()))
+        for key in self._keys.get(call.tool, ()):
+            for sub in _subcommands(call.arguments, key):
+                words = sub.words[: self._longest]
+                for size in range(1, len(words) + 1):
+                    found.update(self._by_words.get((call.tool, key, words[:size]), ()))
+        return sorted(found)
+
+    def matches(self, position: int, call: Answer) -> bool:
+        """Whether the rule matches the call (a rule that does not read counts as matching: it is dropped)."""
+        parsed = self._rules[position][1]
+        return parsed is None or _matches(parsed, call)
+
+    def partial(self, candidates: Sequence[int], call: Answer) -> list[int]:
+        """The command rules among ``candidates`` that match one of the call's sub-commands."""
+        found: list[int] = []
+        for position in candidates:
+            pattern = self._pattern(position)
+            if pattern is not None and any(
+                pattern.matches_subcommand(sub, "allow") for sub in _subcommands(call.arguments, pattern.key)
+            ):
+                found.append(position)
+        return found
+
+    def compound(self, candidates: Sequence[int], call: Answer) -> bool:
+        """Whether the command rules among ``candidates`` allow the call sub-command by sub-command."""
+        pairs = [(position, self._pattern(position)) for position in candidates]
+        usable = [(position, pattern) for position, pattern in pairs if pattern is not None]
+        return compound_allow(call.arguments, usable) is not None
+
+    def _pattern(self, position: int) -> CommandPattern | None:
+        parsed = self._rules[position][1]
+        pattern = None if parsed is None else parsed.argument_pattern
+        return pattern if isinstance(pattern, CommandPattern) else None
+
+
+def _subcommands(arguments: object, key: str | None) -> Iterator[SubCommand]:
+    """Every sub-command of every reading of a call's command (what allow specifiers match)."""
+    for reading in command_readings(arguments, key):
+        if reading is not None:
+            yield from reading.subcommands
