@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from ask_permissions import (
     ApprovalPolicy,
     ApprovalQueue,
+    ApprovalStore,
     DecisionRecord,
     PermissionRules,
     SqliteStore,
@@ -70,11 +72,19 @@ def _clock() -> Iterator[datetime]:
 
 
 def record_session(
-    policy_path: Path, *, store_path: Path | None = None, audit_path: Path | None = None, keep: bool = True
+    policy_path: Path,
+    *,
+    store_path: Path | None = None,
+    store: ApprovalStore | None = None,
+    audit_path: Path | None = None,
+    keep: bool = True,
+    deciders: Sequence[str | None] = (None,),
 ) -> None:
-    """Run CALLS through the policy file's policy: each ask answered as CALLS says, through the queue.
+    """Run CALLS through the policy file's policy: each ask answered as CALLS says, through the queue, by
+    ``deciders`` in turn (``decided_by``; ``None`` names nobody).
 
-    The audit log gets every decision record (with the arguments when ``keep``); the store keeps the asks.
+    The audit log gets every decision record (with the arguments when ``keep``); the store (a SQLite file at
+    ``store_path``, or ``store``, left open) keeps the asks.
     """
     from ask_permissions import load_policy
 
@@ -84,7 +94,9 @@ def record_session(
     def write(record: DecisionRecord) -> None:
         lines.append(json.dumps(record.to_dict()))
 
-    store = None if store_path is None else SqliteStore(store_path)
+    opened = None if store_path is None else SqliteStore(store_path)
+    store = opened or store
+    turns = itertools.cycle(deciders)
     try:
         policy = load_policy(
             policy_path,
@@ -98,12 +110,12 @@ def record_session(
             if result["action"] != "pending" or answer is None:
                 continue
             if answer:
-                policy.approve(result["action_id"])
+                policy.approve(result["action_id"], decided_by=next(turns))
             else:
-                policy.reject(result["action_id"], feedback="no")
+                policy.reject(result["action_id"], feedback="no", decided_by=next(turns))
     finally:
-        if store is not None:
-            store.close()
+        if opened is not None:
+            opened.close()
     if audit_path is not None:
         audit_path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 

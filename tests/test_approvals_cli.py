@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from ask_permissions import ApprovalQueue, ApprovalStore, open_store
 from ask_permissions.cli._approvals import STORE_ENV
 from ask_permissions.cli._main import main
 
+from .clock import FakeClock
+from .inbox_agent import AgentProcess
 from .stores import fresh_session
 from .test_cli import run_cli
 from .threads import join, start
@@ -51,7 +54,8 @@ class TestList:
     def test_table_of_one_session(
         self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
     ) -> None:
-        """Oldest first, with the tool, the submission time, the arguments and the message."""
+        """Oldest first, with the tool, the submission time, the arguments and the reason (the message
+        when the call came with no explanation)."""
         queue = queue_in(store)
         queue.submit(tool_call_id="c1", tool_name="bash", args={"command": "ls"}, message="needs eyes")
         queue.submit(tool_call_id="c2", tool_name="write")
@@ -59,7 +63,7 @@ class TestList:
         status, out, err = run(capsys, store_url, "list", "--session", queue.session)
         lines = out.splitlines()
         assert (status, err) == (0, "")
-        assert lines[0].split() == ["SESSION", "ID", "TOOL", "SUBMITTED", "ARGS", "MESSAGE"]
+        assert lines[0].split() == ["SESSION", "ID", "TOOL", "SUBMITTED", "ARGS", "REASON"]
         assert len(lines) == 2
         assert lines[1].split()[:3] == [queue.session, "1", "bash"]
         assert lines[1].endswith('{"command":"ls"}  needs eyes')
@@ -84,9 +88,14 @@ class TestList:
             "args": {},
             "auto_approvable": True,
             "message": None,
+            "reason": "Tool 'fetch' requires approval",
+            "why": None,
             "submitted_at": None,
             "resolution_scope": None,
             "feedback": None,
+            "decided_by": None,
+            "resolved_at": None,
+            "edited_args": None,
         }
 
     def test_nothing_pending(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
@@ -137,13 +146,27 @@ class TestShowApproveReject:
     ) -> None:
         """approve records the scope, says what it did, and the host's waiter sees it."""
         queue = queue_in(store)
+        store.record_scopes(queue.session, {"once": "runs it", "session": "grants the tool"})
         queue.submit(tool_call_id="c1", tool_name="bash")
         queue.submit(tool_call_id="c2", tool_name="bash")
         status, out, err = run(
-            capsys, store_url, "approve", "1", "2", "--scope", "session", "--session", queue.session
+            capsys,
+            store_url,
+            "approve",
+            "1",
+            "2",
+            "--scope",
+            "session",
+            "--session",
+            queue.session,
+            "--as",
+            "ann",
         )
         assert (status, err) == (0, "")
-        assert out.splitlines() == ["approved 1 (bash, scope session)", "approved 2 (bash, scope session)"]
+        assert out.splitlines() == [
+            "approved 1 (bash, scope session) by ann",
+            "approved 2 (bash, scope session) by ann",
+        ]
         decided = queue.wait(1, timeout=5)
         assert decided is not None
         assert (decided.status, decided.scope) == ("approved", "session")
@@ -155,10 +178,19 @@ class TestShowApproveReject:
         queue = queue_in(store)
         queue.submit(tool_call_id="c1", tool_name="bash")
         status, out, _ = run(
-            capsys, store_url, "reject", "1", "--feedback", "use ls -l", "--session", queue.session
+            capsys,
+            store_url,
+            "reject",
+            "1",
+            "--feedback",
+            "use ls -l",
+            "--session",
+            queue.session,
+            "--as",
+            "bob",
         )
         assert status == 0
-        assert out == "rejected 1 (bash, feedback 'use ls -l')\n"
+        assert out == "rejected 1 (bash, feedback 'use ls -l') by bob\n"
         assert queue[1].feedback == "use ls -l"  # type: ignore[union-attr]
 
     @pytest.mark.parametrize(
@@ -298,12 +330,335 @@ class TestStoreOption:
             ApprovalQueue(store=store).submit(tool_call_id="c1", tool_name="bash")
         finally:
             store.close()
-        approved = run_cli("approvals", "approve", "1", "--store", url)
+        approved = run_cli("approvals", "approve", "1", "--store", url, "--as", "ann")
         assert (approved.returncode, approved.stdout, approved.stderr) == (
             0,
-            "approved 1 (bash, scope once)\n",
+            "approved 1 (bash, scope once) by ann\n",
             "",
         )
         again = run_cli("approvals", "approve", "1", "--store", url)
         assert again.returncode == 2
-        assert again.stderr == "ask-permissions: error: action 1 is already approved; nothing was changed\n"
+        assert again.stderr == (
+            "ask-permissions: error: action 1 is already approved by ann; nothing was changed\n"
+        )
+
+
+WHY = {
+    "layer": "default",
+    "rule": None,
+    "source": None,
+    "reason": "Tool 'Bash' requires approval",
+    "suggestions": ["Bash(npm test)", "Bash(npm run *)"],
+    "scopes": {"once": "runs this call once", "session": "adds Bash(npm test) to the session's allow rules"},
+}
+
+
+class TestEditedAnswers:
+    """approve ID --arguments JSON approves one action with a person's edit; bad JSON changes nothing."""
+
+    def test_the_edit_is_recorded(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """The edit is kept as edited_args, who approved as decided_by; the line says it was edited."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "rm -rf build dist"})
+        status, out, err = run(
+            capsys,
+            store_url,
+            "approve",
+            "1",
+            "--arguments",
+            '{"command": "rm -rf build"}',
+            "--as",
+            "ann",
+            "--session",
+            queue.session,
+        )
+        assert (status, err) == (0, "")
+        assert out == "approved 1 (Bash, scope once, edited) by ann\n"
+        action = queue[1]
+        assert action is not None
+        assert (action.edited_args, action.decided_by) == ({"command": "rm -rf build"}, "ann")
+
+    def test_arguments_as_asked_are_no_edit(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """Arguments that say what the call says approve it unedited."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "ls"})
+        status, out, _ = run(
+            capsys,
+            store_url,
+            "approve",
+            "1",
+            "--arguments",
+            '{"command":"ls"}',
+            "--as",
+            "a",
+            "--session",
+            queue.session,
+        )
+        assert (status, out) == (0, "approved 1 (Bash, scope once) by a\n")
+        assert queue[1].edited_args is None  # type: ignore[union-attr]
+
+    @pytest.mark.parametrize(
+        ("ids", "arguments", "text"),
+        [
+            (["1"], "{command: ls}", "edited arguments are not JSON: Expecting property name"),
+            (["1"], '{"command": "ls"', "edited arguments are not JSON: Expecting ',' delimiter: line 1"),
+            (
+                ["1"],
+                '["ls"]',
+                "edited arguments must be a JSON object (the tool's named arguments); got list",
+            ),
+            (["1"], '"ls"', "must be a JSON object"),
+            (["1", "2"], '{"command": "ls"}', "--arguments: edited arguments approve one action; got 2 ids"),
+        ],
+        ids=["not-json", "unterminated", "array", "string", "two-ids"],
+    )
+    def test_bad_arguments_change_nothing(
+        self,
+        capsys: pytest.CaptureFixture[str],
+        store_url: str,
+        store: ApprovalStore,
+        *,
+        ids: list[str],
+        arguments: str,
+        text: str,
+    ) -> None:
+        """Arguments that are not one JSON object exit 2 with the parse error; nothing is approved."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "ls"})
+        queue.submit(tool_call_id="c2", tool_name="Bash", args={"command": "pwd"})
+        status, out, err = run(
+            capsys, store_url, "approve", *ids, "--arguments", arguments, "--session", queue.session
+        )
+        assert (status, out) == (2, "")
+        assert_one_line_error(err, text)
+        assert [action.id for action in queue.pending_actions] == [1, 2]
+
+
+class TestWhoDecides:
+    """--as names who decided; without it, the operating-system user does."""
+
+    def test_the_os_user_by_default(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """A rejection without --as is recorded as the user running the command."""
+        from ask_permissions.inbox._answers import default_user
+
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash")
+        status, out, _ = run(capsys, store_url, "reject", "1", "--session", queue.session)
+        assert status == 0
+        assert out == f"rejected 1 (Bash, no feedback) by {default_user()}\n"
+        assert queue[1].decided_by == default_user()  # type: ignore[union-attr]
+
+    def test_a_name_that_is_not_printable_is_bad_input(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """--as with a control character exits 2 and resolves nothing."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash")
+        status, _, err = run(
+            capsys, store_url, "approve", "1", "--as", "ann\x1b[2J", "--session", queue.session
+        )
+        assert status == 2
+        assert_one_line_error(err, "decided_by: expected 1 to 200 printable characters")
+        assert queue.is_pending(1)
+
+
+class TestSessions:
+    """Without --session, show, approve and reject find the one session holding an id, or name them."""
+
+    def test_the_one_session_holding_the_id(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """An id only one session has is found there, in any session but the default."""
+        url = f"sqlite:///{tmp_path / 'one.db'}"
+        store = open_store(url)
+        try:
+            queue = ApprovalQueue(store=store, session="agent-42")
+            queue.submit(tool_call_id="c1", tool_name="Bash")
+            status, out, _ = run(capsys, url, "show", "1")
+            assert status == 0
+            assert "session:          agent-42" in out
+            status, out, _ = run(capsys, url, "approve", "1", "--as", "ann")
+            assert (status, out) == (0, "approved 1 (Bash, scope once) by ann\n")
+            assert queue[1].is_approved  # type: ignore[union-attr]
+        finally:
+            store.close()
+
+    def test_several_sessions_are_named(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """An id several sessions hold exits 2 naming each session and its action's status."""
+        url = f"sqlite:///{tmp_path / 'two.db'}"
+        store = open_store(url)
+        try:
+            first, second = ApprovalQueue(store=store, session="a"), ApprovalQueue(store=store, session="b")
+            first.submit(tool_call_id="c1", tool_name="Bash")
+            second.submit(tool_call_id="c1", tool_name="Bash")
+            second.approve(1)
+            status, out, err = run(capsys, url, "approve", "1")
+            assert (status, out) == (2, "")
+            assert_one_line_error(err, "action 1 is in several sessions: 'a' (pending), 'b' (approved)")
+            assert first.is_pending(1)
+            status, _, err = run(capsys, url, "show", "7")
+            assert status == 2
+            assert_one_line_error(err, "action 7: no such action in any session of the store")
+        finally:
+            store.close()
+
+
+class TestHonouredScopes:
+    """approve --scope refuses, with exit 2 and the reason, a scope the agent's host would not honour."""
+
+    def test_a_scope_the_call_cannot_have(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """The action's why says what its host carries out: project is refused, naming what is honoured."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "npm test"}, why=WHY)  # type: ignore[arg-type]
+        status, out, err = run(
+            capsys, store_url, "approve", "1", "--scope", "project", "--session", queue.session
+        )
+        assert (status, out) == (2, "")
+        assert_one_line_error(
+            err,
+            "--scope project: action 1: the agent's host cannot carry out a 'project' answer for this call",
+        )
+        assert "it honours: once (runs this call once), session (adds Bash(npm test)" in err
+        assert queue.is_pending(1)
+        status, out, _ = run(
+            capsys, store_url, "approve", "1", "--scope", "session", "--as", "a", "--session", queue.session
+        )
+        assert (status, out) == (0, "approved 1 (Bash, scope session) by a\n")
+
+    def test_a_session_no_host_spoke_for(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """Without word from the host, only once is given: a session answer might never be honoured."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash")
+        status, _, err = run(
+            capsys, store_url, "approve", "1", "--scope", "session", "--session", queue.session
+        )
+        assert status == 2
+        assert_one_line_error(err, "said which answers its host carries out")
+        assert queue.is_pending(1)
+
+
+class TestShowExplains:
+    """show says why a call waits: the reason the model reads, layer, rule, suggestions; never None."""
+
+    def test_why_and_who(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """A pending action shows its reason, layer, suggestions and answers; a resolved one who and when."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "npm test"}, why=WHY)  # type: ignore[arg-type]
+        _, out, _ = run(capsys, store_url, "show", "1", "--session", queue.session)
+        assert "reason:           Tool 'Bash' requires approval" in out
+        assert "layer:            default" in out
+        assert "don't ask again would allow:\n  Bash(npm test)\n  Bash(npm run *)" in out
+        assert "  session  adds Bash(npm test) to the session's allow rules" in out
+        assert "None" not in out
+        assert "rule:" not in out  # no rule asked: the line is left out
+        queue.approve(1, arguments={"command": "npm test -- --watch=false"}, decided_by="ann")
+        _, out, _ = run(capsys, store_url, "show", "1", "--session", queue.session)
+        assert "decided by:       ann" in out
+        assert "resolved at:" in out
+        assert 'edited args (what ran):\n  {\n    "command": "npm test -- --watch=false"' in out
+        assert "None" not in out
+
+
+class TestHistoryAndFilters:
+    """list --all adds the history (who, status), filtered by --tool and --status."""
+
+    def test_all_with_filters(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """Pending first, then resolved newest first; --tool and --status keep only what they name."""
+        queue = queue_in(store)
+        for tool in ("Bash", "Edit", "Bash"):
+            queue.submit(tool_call_id=f"c-{tool}", tool_name=tool)
+        queue.approve(1, decided_by="ann")
+        queue.reject(2, decided_by="bob")
+        _, out, _ = run(capsys, store_url, "list", "--all", "--session", queue.session)
+        rows = [line.split()[:6] for line in out.splitlines()[1:]]
+        assert [(row[1], row[2], row[4], row[5]) for row in rows] == [
+            ("3", "Bash", "pending", "-"),
+            ("2", "Edit", "rejected", "bob"),
+            ("1", "Bash", "approved", "ann"),
+        ]
+        _, out, _ = run(
+            capsys, store_url, "list", "--all", "--tool", "Bash", "--json", "--session", queue.session
+        )
+        assert [record["id"] for record in json.loads(out)] == [3, 1]
+        _, out, _ = run(
+            capsys, store_url, "list", "--status", "rejected", "--json", "--session", queue.session
+        )
+        assert [(record["id"], record["decided_by"]) for record in json.loads(out)] == [(2, "bob")]
+
+
+class TestExpire:
+    """expire rejects, as expired, the actions pending longer than --older-than."""
+
+    def test_stale_actions_expire(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """Only actions older than the age are rejected, with feedback expired and the person's name."""
+        old = FakeClock(datetime.now(UTC) - timedelta(hours=3))
+        queue = ApprovalQueue(store=store, session=fresh_session(), clock=old)
+        queue.submit(tool_call_id="c1", tool_name="Bash")
+        old.advance(hours=2, minutes=59)
+        queue.submit(tool_call_id="c2", tool_name="Bash")
+        status, out, _ = run(
+            capsys, store_url, "expire", "--older-than", "1h", "--as", "ann", "--session", queue.session
+        )
+        assert status == 0
+        assert out == f"expired {queue.session}/1 (Bash) by ann\n"
+        assert (queue[1].feedback, queue[1].decided_by) == ("expired", "ann")  # type: ignore[union-attr]
+        assert queue.is_pending(2)
+        _, out, _ = run(capsys, store_url, "expire", "--older-than", "1d", "--session", queue.session)
+        assert out == "no pending action is that old\n"
+
+    def test_a_bad_age_is_bad_input(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+        """An age that is not seconds or N[smhd] exits 2."""
+        status, _, err = run(capsys, f"sqlite:///{tmp_path / 'a.db'}", "expire", "--older-than", "soon")
+        assert status == 2
+        assert "expected an age" in err
+
+
+class TestAnswersReachTheAgent:
+    """An agent in its own process, waiting on a call, records the answer given by the command, once."""
+
+    def test_an_edit_from_the_command_is_what_the_agent_runs(self, tmp_path: Path) -> None:
+        """The agent runs the edited call, never the model's, and records allow_modified by the person."""
+        store_path = tmp_path / "approvals.db"
+        url = f"sqlite:///{store_path}"
+        agent = AgentProcess(
+            store_path, "agent-1", tmp_path, [["Bash", {"command": "rm -rf build dist"}]], tmp_path
+        )
+        try:
+            pending = agent.until("pending")
+            approved = run_cli(
+                "approvals",
+                "approve",
+                str(pending["action_id"]),
+                "--store",
+                url,
+                "--arguments",
+                '{"command": "rm -rf build"}',
+                "--as",
+                "ann",
+            )
+            assert approved.returncode == 0, approved.stderr
+            agent.until("done")
+        finally:
+            agent.stop()
+        ran = [event for event in agent.events if event["event"] == "ran"]
+        assert ran == [{"event": "ran", "tool": "Bash", "args": {"command": "rm -rf build"}}]
+        records = [event for event in agent.events if event["event"] == "record"]
+        assert [(r["verdict"], r.get("decided_by")) for r in records] == [
+            ("ask", None),
+            ("allow_modified", "ann"),
+        ]
+        assert records[1]["edited_digest"] != records[1]["args_digest"] == records[0]["args_digest"]

@@ -154,15 +154,16 @@ class TestAudit:
     def test_counts(
         self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """Outcomes, tools, rules and deciders are counted; resolutions count as a person's decisions."""
+        """Outcomes, tools, rules and deciders are counted: the records' decided_by (the rules' proceed and
+        block, the named person), an unnamed answer as a person's, a call that waits as asked."""
         old, _ = policies
         audit = tmp_path / "audit.jsonl"
-        record_session(old, audit_path=audit)
+        record_session(old, audit_path=audit, deciders=["ada", None])
         assert main(["audit", str(audit), "--json"]) == 0
         counts = json.loads(capsys.readouterr().out)
         assert counts["records"] == 21 + 19  # every one of the 19 asks was answered
         assert counts["outcomes"]["pending"] == 19
-        assert counts["decided_by"] == {"policy": 21, "person": 19}
+        assert counts["decided_by"] == {"asked": 19, "ada": 10, "person": 9, "rule": 2}
         assert counts["rules"]["deny Bash(rm -rf *)"] == 1
         assert counts["tools"]["WebFetch"] == 3 + 3
 

@@ -189,7 +189,12 @@ class TestAction:
         queue.reject(2, feedback="no")
         assert (recorder.ids("approve"), recorder.ids("reject")) == ([1], [2])
         assert queue[1] == submitted[0]
-        assert queue[2] == dataclasses.replace(submitted[1], status="rejected", feedback="no")  # type: ignore[type-var]
+        rejected = queue[2]
+        assert rejected is not None
+        assert rejected.resolved_at is not None
+        assert rejected == dataclasses.replace(  # type: ignore[type-var]
+            submitted[1], status="rejected", feedback="no", resolved_at=rejected.resolved_at
+        )
 
     def test_repr(self) -> None:
         """The repr shows id, tool, status, scope/feedback when set, and the submission."""
@@ -731,7 +736,7 @@ class TestReentrancy:
         submit(queue)
         [approved] = queue.approve(1)
         assert seen[:2] == [False, False]
-        assert seen[2] == dataclasses.replace(approved, status="applying")
+        assert seen[2] == dataclasses.replace(approved, status="applying", resolved_at=None)
         assert seen[3] == "<ApprovalQueue pending=0 next_id=2>"
 
 
@@ -866,7 +871,7 @@ class TestSnapshot:
         submit(queue, "other")
         queue.approve(1)
         assert queue.snapshot() == {
-            "version": 1,
+            "version": 2,
             "next_id": 3,
             "pending_actions": [
                 {
@@ -877,6 +882,7 @@ class TestSnapshot:
                     "auto_approvable": True,
                     "message": None,
                     "submitted_at": "2026-01-01T12:00:01+00:00",
+                    "why": None,
                 },
                 {
                     "id": 3,
@@ -886,6 +892,7 @@ class TestSnapshot:
                     "auto_approvable": False,
                     "message": None,
                     "submitted_at": "2026-01-01T12:00:01+00:00",
+                    "why": None,
                 },
             ],
         }
@@ -984,7 +991,7 @@ INVALID_SNAPSHOTS: list[tuple[object, str]] = [
     (None, ""),
     ([], ""),
     ({"version": 1, "next_id": 0}, "pending_actions"),
-    ({"version": 2, "next_id": 0, "pending_actions": []}, "version"),
+    ({"version": 3, "next_id": 0, "pending_actions": []}, "version"),
     ({"version": "1", "next_id": 0, "pending_actions": []}, "version"),
     ({"version": 1, "next_id": -1, "pending_actions": []}, "next_id"),
     ({"version": 1, "next_id": True, "pending_actions": []}, "next_id"),

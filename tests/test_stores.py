@@ -202,6 +202,12 @@ def _corruptions() -> list[tuple[str, str, object, str]]:
         ("submitted-at-naive", "submitted_at", "2026-01-01T12:00:00", "its UTC offset"),
         ("scope-unknown", "resolution_scope", "forever", "one of once, session, project"),
         ("scope-on-pending", "resolution_scope", "once", "null for a pending action"),
+        ("why-not-json", "why", "{", "JSON text"),
+        ("why-without-reason", "why", '{"layer": "default"}', r"an explanation \(why.reason"),
+        ("decided-by-not-json", "decided_by", "ann", "JSON text"),
+        ("decided-by-unprintable", "decided_by", '"ann\\u001b"', "a name of 1 to 200 printable"),
+        ("decided-by-on-pending", "decided_by", '"ann"', "null, with edited_args, for a pending action"),
+        ("edited-args-list", "edited_args", "[1]", "a JSON object"),
     ]
 
 
@@ -230,7 +236,8 @@ class TestCorruptRows:
         try:
             before = raw(store_url, rows, session)
             readers: list[Callable[[], object]] = [lambda: queue[1]]
-            if column != "resolution_scope":  # a claim writes the resolution's columns; the rest it reads
+            if column not in ("resolution_scope", "decided_by", "edited_args"):
+                # a claim writes the resolution's columns; the rest it reads
                 readers += [lambda: queue.approve(1, 2), lambda: queue.reject(1)]
             if column != "status":  # a row of no known status is in no pending list; read by id, it raises
                 readers += [lambda: queue.pending_actions, queue.snapshot]
@@ -287,13 +294,13 @@ class TestForeignData:
     def test_another_schema_version(self, store_url: str, opened: Callable[..., ApprovalStore]) -> None:
         """A database written by a later schema raises CorruptStoreError naming the version."""
         opened()
-        raw(store_url, "UPDATE ask_permissions_meta SET value = '2' WHERE name = 'schema_version'")
+        raw(store_url, "UPDATE ask_permissions_meta SET value = '99' WHERE name = 'schema_version'")
         try:
-            with pytest.raises(CorruptStoreError, match="schema_version: expected 1") as info:
+            with pytest.raises(CorruptStoreError, match="schema_version: expected 2") as info:
                 open_store(store_url)
-            assert info.value.value == "2"
+            assert info.value.value == "99"
         finally:
-            raw(store_url, "UPDATE ask_permissions_meta SET value = '1' WHERE name = 'schema_version'")
+            raw(store_url, "UPDATE ask_permissions_meta SET value = '2' WHERE name = 'schema_version'")
 
     def test_a_foreign_table(self, tmp_path: Path) -> None:
         """An ask_permissions_actions table with other columns is not this package's: refused."""

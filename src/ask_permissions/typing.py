@@ -27,6 +27,7 @@ __all__ = [
     "ActionStatus",
     "Answer",
     "ApprovalLayer",
+    "AskExplanation",
     "BlockResult",
     "Classifier",
     "Clock",
@@ -105,6 +106,26 @@ SettingsSourceName: TypeAlias = Literal["managed", "user", "project", "local", "
 
 ResolutionScope: TypeAlias = Literal["once", "session", "project"]
 """How far a person's approval reaches: this call only, the session, or the project."""
+
+
+class AskExplanation(TypedDict):
+    """Why a queued call waits for a person (``Action.why``), as the policy that queued it saw it.
+
+    ``layer`` is the decision layer that asked; ``rule`` the deciding rule's text (or the id of the hook or
+    check function that asked), ``None`` when no rule did; ``source`` where that rule came from (a settings
+    source), when the policy knows; ``reason`` the text the model reads; ``suggestions`` the rules a
+    "don't ask again" answer would write (empty when there are none). ``scopes``, set by the package's
+    policies, maps each answer the agent's host carries out for this call (``once``, ``session``,
+    ``project``) to what it does; an answer missing from it would not be honoured.
+    """
+
+    layer: str
+    rule: str | None
+    source: str | None
+    reason: str
+    suggestions: list[str]
+    scopes: NotRequired[dict[ResolutionScope, str]]
+
 
 RuleSetLayer: TypeAlias = Literal["default", "project"]
 """Which layer of a ``PermissionRuleSet`` a rule came from."""
@@ -204,14 +225,18 @@ class PermissionRequest(TypedDict):
 class PermissionDecision(TypedDict, total=False):
     """A person's answer to a ``PermissionRequest``.
 
-    ``{"decision": "approve"}`` (optionally with ``"scope": "once" | "session" | "project"``),
-    ``{"decision": "reject"}`` (optionally with ``"feedback": "..."``, which reaches the model), or
+    ``{"decision": "approve"}`` (optionally with ``"scope": "once" | "session" | "project"``, and
+    ``"arguments"``: the call's arguments as the person edited them, a JSON object, which the tool then runs
+    with), ``{"decision": "reject"}`` (optionally with ``"feedback": "..."``, which reaches the model), or
     ``{"decision": "queue"}``: the person decided through the policy or the queue itself; use its verdict.
+    ``decided_by`` names who answered (kept on the action and in the decision records).
     """
 
     decision: Required[Literal["approve", "reject", "queue"]]
     scope: ResolutionScope
     feedback: str | None
+    arguments: Mapping[str, Any] | None
+    decided_by: str | None
 
 
 Clock: TypeAlias = Callable[[], datetime]
@@ -264,11 +289,20 @@ class PolicyLike(Protocol):
         """The queued action with this id."""
         ...
 
-    def approve(self, action_id: int, *, scope: ResolutionScope = "once") -> Action | None:
-        """Approve a queued action for a person, carrying its scope."""
+    def approve(
+        self,
+        action_id: int,
+        *,
+        scope: ResolutionScope = "once",
+        arguments: Mapping[str, Any] | None = None,
+        decided_by: str | None = None,
+    ) -> Action | None:
+        """Approve a queued action for a person (with edited ``arguments``, maybe), carrying its scope."""
         ...
 
-    def reject(self, action_id: int, *, feedback: str | None = None) -> Action | None:
+    def reject(
+        self, action_id: int, *, feedback: str | None = None, decided_by: str | None = None
+    ) -> Action | None:
         """Reject a queued action for a person."""
         ...
 

@@ -316,3 +316,19 @@ class TestConstruction:
         _, _, policy = host_policy()
         with pytest.raises(TypeError, match="on_project_grant: expected a callable or None"):
             PermissionPlugin(policy, on_project_grant="store")  # type: ignore[arg-type]
+
+
+class TestEditedAnswers:
+    """A person who edits the call's arguments and approves runs exactly the edit."""
+
+    def test_a_confirmation_with_arguments_runs_the_edit(self) -> None:
+        """A confirmation whose payload carries arguments runs the tool with them, once."""
+        first = Host()
+        request = _asked(first, "list")
+        second = first.restart()
+        events = second.confirm(request, True, {"arguments": {"command": "ls -a"}, "decided_by": "ann"})
+        assert _reply(events) == 'bash: {"result": "ran ls -a"}'
+        assert second.tools.ran == [("bash", {"command": "ls -a"})]
+        action = second.queue[1]
+        assert action is not None
+        assert (action.edited_args, action.decided_by) == ({"command": "ls -a"}, "ann")

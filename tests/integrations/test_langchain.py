@@ -536,3 +536,26 @@ class TestOneApprovalOneCall:
         assert not _interrupts(state)
         assert "rejected: no" in _reply(state)
         assert host.tools.ran == []
+
+
+class TestEditedAnswers:
+    """A person who edits the call's arguments and approves runs exactly the edit."""
+
+    def test_an_edited_resume_value_runs_the_edit(self) -> None:
+        """A PermissionDecision with arguments runs the tool with them, never with the model's."""
+        host = Host()
+        _pause(host, "list")
+        state = host.resume({"decision": "approve", "arguments": {"command": "ls -a"}, "decided_by": "ann"})
+        assert not _interrupts(state)
+        assert host.tools.ran == [("bash", {"command": "ls -a"})]
+        action = host.queue[1]
+        assert action is not None
+        assert (action.edited_args, action.decided_by) == ({"command": "ls -a"}, "ann")
+
+    def test_an_edit_approved_through_the_queue_runs_the_edit(self) -> None:
+        """An edit given through the queue (the command, the web inbox) is what runs on resume."""
+        host = Host()
+        pause = _pause(host, "list")
+        host.queue.approve(pause.value["action_id"], arguments={"command": "pwd"}, decided_by="ann")
+        host.resume({"decision": "queue"})
+        assert host.tools.ran == [("bash", {"command": "pwd"})]

@@ -254,6 +254,20 @@ class TestWithoutElicitation:
         assert _text(results[1]).startswith("Tool 'bash' requires approval: action 2 waits")
         assert harness.upstream.ran == [("bash", {"command": "ls"})]
 
+    def test_a_retry_after_an_edited_approval_forwards_the_edit(self) -> None:
+        """An approval with edited arguments forwards the edit upstream, once, and never the model's call."""
+        harness = Harness()
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            await client.call_tool("bash", {"command": "rm -rf build dist"})
+            harness.policy.approve(1, arguments={"command": "rm -rf build"}, decided_by="ann")
+            results.append(await client.call_tool("bash", {"command": "rm -rf build dist"}))
+
+        harness.run(scenario)
+        assert _text(results[0]) == 'bash ran with {"command": "rm -rf build"}'
+        assert harness.upstream.ran == [("bash", {"command": "rm -rf build"})]
+
     def test_a_retry_after_rejection_gets_the_feedback(self) -> None:
         """A rejected pending action answers the retry with the rejection and the person's feedback."""
         harness = Harness()

@@ -321,3 +321,20 @@ class TestConstruction:
         assert gated is not tools.all[1]
         assert gated.name == "bash"
         assert tools.all[1].needs_approval is False
+
+
+class TestEditedAnswers:
+    """A person who edits the call's arguments and approves runs exactly the edit."""
+
+    def test_an_edit_runs_after_a_restart(self) -> None:
+        """The guarded tool is invoked with the edited arguments, once, and the model reads its result."""
+        first = Host()
+        _paused(first, "list")
+        second = first.restart()
+        state = second.state()
+        (request,) = second.guard.requests(state.get_interruptions())
+        second.policy.approve(request["action_id"], arguments={"command": "ls -a"}, decided_by="ann")
+        second.guard.apply_decisions(state)
+        result = second.resume(state)
+        assert result.final_output == "bash: ran ls -a"
+        assert second.tools.ran == [("bash", {"command": "ls -a"})]

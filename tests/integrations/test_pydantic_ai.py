@@ -387,3 +387,19 @@ class TestRewrittenArguments:
         host = Host(checks=[harmless])
         host.say("list")
         assert host.ran == [("bash", {"command": "ls -1"})]
+
+
+class TestEditedAnswers:
+    """A person who edits the call's arguments and approves runs exactly the edit."""
+
+    def test_an_edit_runs_after_a_restart(self) -> None:
+        """deferred_tool_results approves with override_args; the resumed run runs the edit once."""
+        first = Host()
+        _deferred(first, "list")
+        second = first.restart()
+        second.queue.approve(1, arguments={"command": "ls -a"}, decided_by="ann")
+        assert second.requests is not None
+        results = deferred_tool_results(second.policy, second.requests)
+        assert second.resume(results) == "bash: ran ls -a"
+        assert second.ran == [("bash", {"command": "ls -a"})]
+        assert second.queue.snapshot()["next_id"] == 1  # the edit did not queue a new call

@@ -18,6 +18,7 @@ from typing import Final, final
 
 from ask_permissions._names import fold_tool_name
 from ask_permissions.policy._approval import ApprovalPolicy
+from ask_permissions.policy._records import describe_patterns
 from ask_permissions.policy._tool_metadata import read_metadata
 from ask_permissions.rules._command import CommandPattern
 from ask_permissions.rules._paths import PathPattern
@@ -672,29 +673,3 @@ def describe_rule(rule: Rule) -> str:
         return f"{rule.decision} {rule.text}"
     argument = None if rule.argument_pattern is None else encode_pattern(rule.argument_pattern)
     return describe_patterns(rule.decision, encode_pattern(rule.tool_pattern), argument)
-
-
-def describe_patterns(
-    decision: str, tool_pattern: Mapping[str, object], argument_pattern: Mapping[str, object] | None
-) -> str:
-    """A rule in one short phrase, from its decision and its patterns in snapshot form."""
-    kind = tool_pattern.get("type")
-    if kind == "all":
-        tool = "every tool"
-    elif kind == "regexp":
-        tool = f"tools matching {_regex(tool_pattern)}"
-    else:
-        tool = str(tool_pattern.get("value"))
-    text = f"{decision} {tool}"
-    if argument_pattern is None or argument_pattern.get("type") == "all":
-        return text
-    if argument_pattern.get("type") == "regexp":
-        return f"{text}, arguments matching {_regex(argument_pattern)}"
-    if argument_pattern.get("type") in ("command", "path", "domain"):
-        return f"{text}({argument_pattern.get('text')})"
-    return f"{text}, arguments containing {json.dumps(argument_pattern.get('value'), ensure_ascii=False)}"
-
-
-def _regex(pattern: Mapping[str, object]) -> str:
-    flags = pattern.get("flags")
-    return f"/{pattern.get('source')}/{'' if flags is None else flags}"

@@ -16,10 +16,11 @@ from typing import Any, Final, TextIO
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._strict import fail
 from ask_permissions.evidence._suggest import Answer, SuggestionContext, Suggestions, suggest
+from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
 from ask_permissions.policy._layered import LayeredPolicy
 from ask_permissions.queue._history import open_history
 from ask_permissions.queue._open import describe_url
-from ask_permissions.queue._queue import ApprovalQueue
+from ask_permissions.queue._queue import AUTO_APPROVER, ApprovalQueue
 from ask_permissions.rules._text import read_kinds
 from ask_permissions.settings._atomic import update_json_file
 from ask_permissions.settings._policy_file import load_policy
@@ -33,7 +34,7 @@ from ._output import shown_call
 
 __all__ = ["add_parser", "run_suggest", "suggestion_context"]
 
-_MACHINE_DECIDERS: Final = frozenset({"auto_approve", "reviewer", "rule"})
+_MACHINE_DECIDERS: Final = frozenset({AUTO_APPROVER, REVIEWER, RULE_DECIDER})
 """Who resolves asks without a person: their approvals asked nobody, so no rule would save a prompt."""
 
 
@@ -82,7 +83,7 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
             )
             for entry in history.actions()
             if entry.action.status in ("approved", "rejected")
-            and not (entry.action.is_approved and entry.decided_by in _MACHINE_DECIDERS)
+            and not (entry.action.is_approved and entry.action.decided_by in _MACHINE_DECIDERS)
         ]
     found = suggest(answers, context, min_count=options.min_count)
     if options.json:

@@ -16,22 +16,35 @@ from datetime import datetime
 from typing import Any, Final, final, get_args
 
 from ask_permissions._errors import InvalidEvidenceError
+from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
 from ask_permissions.typing import HookAction, RecordVerdict
 
-__all__ = ["AuditLine", "AuditSummary", "read_audit", "summarize"]
+__all__ = ["APPROVALS", "AuditLine", "AuditSummary", "is_resolution", "read_audit", "summarize"]
 
 _OUTCOMES: Final = get_args(HookAction)
 _VERDICTS: Final = get_args(RecordVerdict)
 _DIGEST: Final = re.compile(r"[0-9a-f]{16}")
 RESOLUTIONS: Final = frozenset({"ask_allowed", "ask_denied", "ask_unresolved", "ask_expired", "cancelled"})
-"""The verdicts of a record that tells how an ask ended, rather than a decision of a call."""
+"""The verdicts of a record that tells how an ask ended, rather than a decision of a call (and
+``allow_modified`` with an ``edited_digest``: a person approved edited arguments)."""
+APPROVALS: Final = frozenset({"ask_allowed", "allow_modified"})
+"""The verdicts of a resolution that approved the ask."""
 _RESOLVED_BY: Final = {
     "ask_allowed": "person",
+    "allow_modified": "person",
     "ask_denied": "person",
     "ask_expired": "expiry",
     "ask_unresolved": "nobody",
     "cancelled": "cancellation",
 }
+_ASKED: Final = "asked"
+"""Who decided a call that waits for an answer: nobody yet (the policy asked)."""
+
+
+def is_resolution(verdict: str | None, edited_digest: object) -> bool:
+    """Whether a record with this verdict tells how an ask ended: ``allow_modified`` is a resolution only
+    with the digest of a person's edit (else a call that ran with arguments a hook rewrote)."""
+    return verdict in RESOLUTIONS or (verdict == "allow_modified" and edited_digest is not None)
 
 
 @final
@@ -61,24 +74,26 @@ class AuditLine:
     arguments: object = None
     has_arguments: bool = False
     decided_by: str | None = None
+    edited_digest: str | None = None
     shadow: Mapping[str, Any] | None = field(default=None, compare=False)
 
     @property
     def is_resolution(self) -> bool:
         """Whether the record tells how an ask ended (a second record with the same action id)."""
-        return self.verdict in RESOLUTIONS
+        return is_resolution(self.verdict, self.edited_digest)
 
     @property
     def decider(self) -> str:
-        """Who decided: the recorded ``decided_by``, else ``person`` (or ``expiry``, ...) for a resolution,
-        ``reviewer`` or ``hook`` when one answered, ``policy`` otherwise."""
+        """Who decided: the recorded ``decided_by``; else (a line written before records named it)
+        ``person`` (or ``expiry``, ...) for a resolution, ``asked`` for a call that waits, ``reviewer`` when
+        ``auto`` mode's reviewer answered, ``rule`` otherwise (the names the policies record)."""
         if self.decided_by:
             return self.decided_by
         if self.is_resolution:
             return _RESOLVED_BY[self.verdict]
-        if self.rule_id == "reviewer":
-            return "reviewer"
-        return "hook" if self.layer == "hook" else "policy"
+        if self.outcome == "pending":
+            return _ASKED
+        return REVIEWER if self.rule_id == REVIEWER else RULE_DECIDER
 
     @property
     def rule_label(self) -> str:
@@ -157,6 +172,9 @@ def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine:
     digest = data.get("args_digest")
     if not isinstance(digest, str) or _DIGEST.fullmatch(digest) is None:
         raise bad("args_digest", "16 lowercase hex characters")
+    edited = data.get("edited_digest")
+    if edited is not None and (not isinstance(edited, str) or _DIGEST.fullmatch(edited) is None):
+        raise bad("edited_digest", "16 lowercase hex characters or null")
     try:
         ts = datetime.fromisoformat(data["ts"])
     except (KeyError, TypeError, ValueError):
@@ -196,6 +214,7 @@ def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine:
         arguments=data.get("arguments"),
         has_arguments="arguments" in data,
         decided_by=text("decided_by"),
+        edited_digest=edited,
         shadow=shadow,
     )
 

@@ -16,7 +16,7 @@ from ask_permissions.policy._digest import args_digest
 from ask_permissions.queue._history import HistoryEntry
 from ask_permissions.typing import Evaluator
 
-from ._audit import AuditLine
+from ._audit import APPROVALS, AuditLine
 
 __all__ = ["Change", "RecordedCall", "Replay", "calls_from_audit", "calls_from_store", "replay"]
 
@@ -134,7 +134,7 @@ def calls_from_audit(lines: Iterable[AuditLine]) -> Iterable[RecordedCall]:
     for line in lines:
         if line.is_resolution:
             if line.action_id is not None:
-                answers[line.action_id] = "approved" if line.verdict == "ask_allowed" else "rejected"
+                answers[line.action_id] = "approved" if line.verdict in APPROVALS else "rejected"
             continue
         redacted = line.has_arguments and args_digest(line.arguments) != line.args_digest
         call = RecordedCall(

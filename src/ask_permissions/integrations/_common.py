@@ -39,13 +39,16 @@ def resolve(policy: PolicyLike, action_id: int, decision: object) -> None:
 
     Raises:
         TypeError: the decision is not a mapping (or a bool).
-        ValueError: the decision, scope or feedback is not one of the accepted values (nothing resolved).
+        ValueError: the decision, scope, feedback or edited arguments is not one of the accepted values
+            (nothing resolved).
     """
-    verdict, detail = read_answer(decision)
-    if verdict == "approve":
-        policy.approve(action_id, scope=detail)  # type: ignore[arg-type]  # a scope, by read_answer
-    elif verdict == "reject":
-        policy.reject(action_id, feedback=detail)
+    answer = read_answer(decision)
+    if answer.verdict == "approve":
+        policy.approve(
+            action_id, scope=answer.scope, arguments=answer.arguments, decided_by=answer.decided_by
+        )
+    elif answer.verdict == "reject":
+        policy.reject(action_id, feedback=answer.feedback, decided_by=answer.decided_by)
 
 
 def require_policy(policy: object, adapter: str) -> PolicyLike:

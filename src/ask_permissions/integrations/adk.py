@@ -123,6 +123,11 @@ class PermissionPlugin(BasePlugin):
             tool_context.actions.skip_summarization = True
             return {"error": reason}
         if outcome.runs:
+            if outcome.modified:
+                # ADK runs the tool with the very dict it gave this callback: a person's edit (or a check's
+                # rewrite) replaces its contents.
+                tool_args.clear()
+                tool_args.update(outcome.arguments)
             return None
         return {"error": outcome.reason or pending_reason(name)}
 
@@ -133,8 +138,9 @@ class PermissionPlugin(BasePlugin):
 def confirmation_decision(confirmation: ToolConfirmation) -> PermissionDecision:
     """The ``PermissionDecision`` a ``ToolConfirmation`` stands for.
 
-    ``confirmed`` approves, with ``payload["scope"]`` (``"once"`` by default); otherwise it rejects, with
-    ``payload["feedback"]``. The payload may be left out.
+    ``confirmed`` approves, with ``payload["scope"]`` (``"once"`` by default) and, when the person edited
+    the call, ``payload["arguments"]`` (the arguments the tool then runs with); otherwise it rejects, with
+    ``payload["feedback"]``. ``payload["decided_by"]`` names who answered. The payload may be left out.
 
     Raises:
         TypeError: the payload is neither a mapping nor ``None``.
@@ -144,6 +150,13 @@ def confirmation_decision(confirmation: ToolConfirmation) -> PermissionDecision:
         payload = {}
     if not isinstance(payload, Mapping):
         raise TypeError(f"confirmation.payload: expected a mapping or None; got {preview(payload)}")
+    decision: PermissionDecision
     if confirmation.confirmed:
-        return {"decision": "approve", "scope": payload.get("scope", "once")}
-    return {"decision": "reject", "feedback": payload.get("feedback")}
+        decision = {"decision": "approve", "scope": payload.get("scope", "once")}
+        if payload.get("arguments") is not None:
+            decision["arguments"] = payload["arguments"]
+    else:
+        decision = {"decision": "reject", "feedback": payload.get("feedback")}
+    if payload.get("decided_by") is not None:
+        decision["decided_by"] = payload["decided_by"]
+    return decision

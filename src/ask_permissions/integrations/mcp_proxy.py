@@ -235,6 +235,9 @@ class PermissionProxy:
             report["did"] = "refused"
             return self._answer(record, report, _error(outcome.reason or pending_reason(name)))
         report["did"] = "forwarded"
+        if outcome.modified:  # a person's edit (or a check's rewrite) is what runs
+            arguments = outcome.arguments
+            report["edited"] = True
         try:
             forwarded = await self._upstream.call_tool(tool, arguments)
         except Exception:

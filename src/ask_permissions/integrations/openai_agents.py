@@ -179,6 +179,9 @@ class PermissionGuard:
         async def invoke(context: ToolContext[Any], arguments: str) -> Any:
             call = _Call(tool.name, _arguments(arguments), context.tool_call_id)
             outcome = self._outcome_at_run(context, call)
+            if outcome.runs and outcome.modified:
+                # A person's edit (or a check's rewrite): the tool runs with those arguments, as JSON text.
+                return await run(context, json.dumps(outcome.arguments))
             if outcome.runs:
                 return await run(context, arguments)
             return outcome.reason or pending_reason(tool.name)

@@ -13,7 +13,8 @@ current context, so it nests under the framework's tool span when there is one (
 - ``gen_ai.security.decision.reason`` (for what is not an allow), ``gen_ai.tool.name``,
   ``gen_ai.tool.call.id`` and ``gen_ai.security.target.id`` (the call id), and
   ``gen_ai.security.content.input.hash`` (the record's FNV-1a-64 ``args_digest``);
-- ``ask_permissions.*``: the outcome, verdict, layer, source, action id, and a shadow policy's disagreement.
+- ``ask_permissions.*``: the outcome, verdict, layer, source, action id, who decided, and a shadow policy's
+  disagreement.
 
 A call that waits for a person gets the event ``ask_permissions.pending`` and its span stays open until the
 resolution record arrives: then the event ``ask_permissions.resolution`` (with the verdict and, when
@@ -40,7 +41,7 @@ except ImportError as error:
     ) from error
 
 from ask_permissions._version import __version__
-from ask_permissions.evidence._audit import RESOLUTIONS
+from ask_permissions.evidence._audit import is_resolution
 from ask_permissions.evidence._cases import rule_name
 from ask_permissions.policy._records import DecisionRecord
 
@@ -78,7 +79,7 @@ class DecisionTracer:
 
     def __call__(self, record: DecisionRecord) -> None:
         """Record one decision (a policy's ``on_decision``)."""
-        if record.action_id is not None and record.verdict in RESOLUTIONS:
+        if record.action_id is not None and is_resolution(record.verdict, record.edited_digest):
             with self._lock:
                 span = self._open.pop(record.action_id, None)
             if span is not None:
@@ -107,13 +108,12 @@ class DecisionTracer:
 
     def _resolve(self, span: Span, record: DecisionRecord) -> None:
         event: dict[str, Any] = {"ask_permissions.verdict": record.verdict or ""}
-        decided_by = getattr(record, "decided_by", None)
-        if isinstance(decided_by, str):
-            event["ask_permissions.decided_by"] = decided_by
+        if record.decided_by is not None:
+            event["ask_permissions.decided_by"] = record.decided_by
         if record.reason:
             event["gen_ai.security.decision.reason"] = record.reason
         span.add_event("ask_permissions.resolution", event)
-        span.set_attribute("gen_ai.security.decision.type", _DECISION_TYPE[record.outcome])
+        span.set_attribute("gen_ai.security.decision.type", _decision_type(record))
         span.set_attribute("ask_permissions.resolution", record.verdict or "")
         if record.reason and record.outcome != "proceed":
             span.set_attribute("gen_ai.security.decision.reason", record.reason)
@@ -133,8 +133,7 @@ class DecisionTracer:
             "ask_permissions.layer": record.layer,
         }
         if record.outcome != "pending":
-            kind = "modify" if record.modified else _DECISION_TYPE[record.outcome]
-            attributes["gen_ai.security.decision.type"] = kind
+            attributes["gen_ai.security.decision.type"] = _decision_type(record)
         if record.outcome != "proceed" and record.reason:
             attributes["gen_ai.security.decision.reason"] = record.reason
         policy_id = record.rule_id or rule_name(record.rule)
@@ -147,6 +146,8 @@ class DecisionTracer:
             attributes["ask_permissions.source"] = record.source
         if record.action_id is not None:
             attributes["ask_permissions.action_id"] = record.action_id
+        if record.decided_by is not None:
+            attributes["ask_permissions.decided_by"] = record.decided_by
         if record.shadow is not None:
             attributes["ask_permissions.shadow.outcome"] = record.shadow.outcome or "error"
             if record.shadow.layer is not None:
@@ -156,3 +157,10 @@ class DecisionTracer:
                 record.arguments, ensure_ascii=False
             )
         return attributes
+
+
+def _decision_type(record: DecisionRecord) -> str:
+    """``allow``, ``deny``, or ``modify`` for a call that runs with other arguments (a hook's, a person's)."""
+    if record.outcome == "proceed" and record.modified:
+        return "modify"
+    return _DECISION_TYPE[record.outcome]

@@ -126,7 +126,8 @@ class PermissionToolset(WrapperToolset[AgentDepsT]):
             action is None
             or action.tool_call_id != ctx.tool_call_id
             or action.tool_name != name
-            or not same_arguments(action.args, args)
+            # The model's call, or the person's edit of it (sent back as the approval's override_args).
+            or not (same_arguments(action.args, args) or same_arguments(action.approved_args, args))
         ):
             return None
         return pending(action_id, pending_reason(name))
@@ -148,8 +149,9 @@ def permission_requests(requests: DeferredToolRequests) -> list[PermissionReques
 def deferred_tool_results(policy: PolicyLike, requests: DeferredToolRequests) -> DeferredToolResults:
     """The ``DeferredToolResults`` for the calls a ``PermissionToolset`` deferred, from the queue's verdicts.
 
-    An approved action's call is approved (it runs in the next run, and a ``"session"`` or ``"project"``
-    scope takes effect when it does); a rejected one is denied with the rejection text and feedback.
+    An approved action's call is approved (it runs in the next run, with a person's edited arguments if
+    they edited it, and a ``"session"`` or ``"project"`` scope takes effect when it does); a rejected one is
+    denied with the rejection text and feedback.
     Calls deferred by other toolsets are left out: add their results with ``DeferredToolResults.update``.
 
     Raises:
@@ -172,7 +174,10 @@ def deferred_tool_results(policy: PolicyLike, requests: DeferredToolRequests) ->
                 "restore the queue's snapshot before building the results"
             )
         if action.is_approved:
-            approvals[call_id] = ToolApproved()
+            # An edited call runs with the person's arguments (pydantic-ai's override_args keeps them in
+            # the message history as what ran).
+            edited = None if action.edited_args is None else dict(action.edited_args)
+            approvals[call_id] = ToolApproved(override_args=edited)
             metadata[call_id] = dict(request)  # type: ignore[arg-type]  # checked by _action_id
         elif action.is_rejected:
             approvals[call_id] = ToolDenied(rejection_text(action))

@@ -18,12 +18,21 @@ from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import RuleMatch
-from ask_permissions.typing import Classifier, Clock, Decision, Evaluator, GrantsLike, Mode, Redactor
+from ask_permissions.typing import (
+    Classifier,
+    Clock,
+    Decision,
+    Evaluator,
+    GrantsLike,
+    Mode,
+    Redactor,
+    ResolutionScope,
+)
 
 from ._checks import Check, read_checks, run_checks
-from ._engine import UNATTENDED, Engine, Layer, Opinion, Table, Texts
+from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Table, Texts
 from ._hooks import Hooks, hook_layer, read_hooks
-from ._outcome import ProjectGrantHook, grants_plan
+from ._outcome import ProjectGrantHook, grants_plan, grants_scopes
 from ._records import DecisionRecord, MatchedRule
 from ._rules_reader import Reading, rules_reader
 from ._tool_metadata import ToolMetadata, ToolRegistry
@@ -227,6 +236,9 @@ _TABLE: Final[Table[_Call]] = Table(
 read the tool's name: the first with an opinion decides; then the unattended rewrite; then the fixed texts
 (every ask reads ``Tool '<name>' requires approval``)."""
 
+_ABOVE_GRANTS: Final = frozenset(_TABLE.names[: _TABLE.names.index("session_grant")])
+"""The layers a session or project grant cannot overrule."""
+
 APPROVAL_LAYERS: Final = _TABLE.names
 """The names an ``ApprovalPolicy``'s decision records report, in the order the layers are consulted."""
 
@@ -367,6 +379,7 @@ class ApprovalPolicy(Engine[_Call]):
             on_project_grant=on_project_grant,
             shadow=shadow,
             record_arguments=record_arguments,
+            honoured=grants_scopes(session_grants, on_project_grant),
         )
         self._rules: Final = rules
         self._require_approval: Final = require_approval
@@ -437,3 +450,11 @@ class ApprovalPolicy(Engine[_Call]):
         self, name: str, arguments: object, call_id: object, context: object, *, dry_run: bool = False
     ) -> _Call:
         return _Call(self._state, name, arguments, call_id, context)
+
+    def _call_scopes(self, facts: _Call, decided: Decided) -> dict[ResolutionScope, str]:
+        # A grant proceeds past the asks below the grant layers only: what a hook, always_ask or a check
+        # asked, a grant does not lift, so a yes to it counts for the call alone.
+        honoured = self.honoured_scopes
+        if decided.layer in _ABOVE_GRANTS:
+            return {"once": honoured["once"]}
+        return honoured

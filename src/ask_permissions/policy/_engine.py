@@ -21,8 +21,10 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from types import MappingProxyType
 from typing import (
     TYPE_CHECKING,
+    Any,
     Final,
     Generic,
     Literal,
@@ -37,7 +39,9 @@ from typing import (
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall, read_tool_call
+from ask_permissions.queue._args import json_copy
 from ask_permissions.typing import (
+    AskExplanation,
     BlockResult,
     Clock,
     Evaluator,
@@ -376,6 +380,18 @@ UNATTENDED: Final[Rewrite[Facts]] = Rewrite("unattended", unattended, frozenset(
 
 _OUTCOME: Final[Mapping[Verdict, HookAction]] = {"proceed": "proceed", "block": "block", "ask": "pending"}
 
+ONCE_ONLY: Final[Mapping[ResolutionScope, str]] = MappingProxyType({"once": "runs this call once"})
+"""What every host honours: an approval runs the call it was asked about, once."""
+POLICY_DECIDER: Final = "policy"
+"""``decided_by`` of the rejections a policy makes itself (nobody could answer; the resolver failed)."""
+EXPIRER: Final = "expiry"
+"""``decided_by`` of an ask that expired."""
+RULE_DECIDER: Final = "rule"
+"""``decided_by`` of a decision the policy's own layers took."""
+REVIEWER: Final = "reviewer"
+"""``decided_by`` (and ``rule_id``) of ``auto`` mode's reviewer's decisions."""
+EDIT_REFUSED_TEXT: Final = "The call to '{tool}' as edited is blocked by the policy: {reason}"
+
 
 class Engine(Generic[F]):
     """What every policy shares: the call's reading, submission, records, resolution and outcomes.
@@ -388,6 +404,8 @@ class Engine(Generic[F]):
     __slots__ = (
         "_asked",
         "_clock",
+        "_edit_checks",
+        "_honoured",
         "_interactive",
         "_keep_arguments",
         "_on_decision",
@@ -410,6 +428,7 @@ class Engine(Generic[F]):
         on_project_grant: ProjectGrantHook | None,
         shadow: Evaluator | None = None,
         record_arguments: bool | Redactor = False,
+        honoured: Mapping[ResolutionScope, str] = ONCE_ONLY,
     ) -> None:
         if not callable(getattr(queue, "submit", None)):
             raise TypeError(f"queue: expected an ApprovalQueue; got {preview(queue)}")
@@ -448,10 +467,17 @@ class Engine(Generic[F]):
         # and the verdicts the policy itself gives the rejections it makes (expired, cancelled, ...).
         self._asked: Final = _AskedRecords()
         self._verdicts: Final = _PlannedVerdicts()
-        if on_decision is not None:
-            # One place records how every ask ends, however it is resolved: through the policy, a resolver,
-            # or a person approving through the queue directly.
-            queue.observe_resolutions(self._observed)
+        self._edit_checks: Final = _EditChecks()
+        self._honoured: Final = dict(honoured)
+        store = getattr(queue, "store", None)
+        if getattr(store, "durable", False):
+            # Where a person answers from another process, they are offered what this host carries out.
+            store.record_scopes(queue.session, self._honoured)  # type: ignore[union-attr]
+        # One place records how every ask ends and carries its scope, however and wherever it is resolved:
+        # through the policy, a resolver, another queue object, or a person's command in another process.
+        observe = getattr(queue, "observe_resolutions", None)
+        if callable(observe):
+            observe(self._observed)
 
     # -- for subclasses ------------------------------------------------------------------------------
 
@@ -465,6 +491,11 @@ class Engine(Generic[F]):
     def _suggest(self, facts: F, decided: Decided) -> list[str] | None:
         """Rules a person could accept instead of a one-off yes, for a pending result (none by default)."""
         return None
+
+    def _call_scopes(self, facts: F, decided: Decided) -> dict[ResolutionScope, str]:
+        """The answers this host carries out for this call, asked by ``decided``: scope → what it does
+        (the host's by default)."""
+        return dict(self._honoured)
 
     # -- readers -------------------------------------------------------------------------------------
 
@@ -502,6 +533,11 @@ class Engine(Generic[F]):
     def record_arguments(self) -> bool | Redactor:
         """Whether decision records keep the call's arguments (or the redaction hook that says what)."""
         return self._keep_arguments
+
+    @property
+    def honoured_scopes(self) -> dict[ResolutionScope, str]:
+        """The answers this policy carries out, scope → what it does (recorded in a durable queue's store)."""
+        return dict(self._honoured)
 
     @property
     def layers(self) -> tuple[str, ...]:
@@ -549,11 +585,11 @@ class Engine(Generic[F]):
             )
             result = {"action": "block", "reason": reason}
         else:
-            action_id = self._submit(facts, decided)
+            suggestions = self._suggest(facts, decided)
+            action_id = self._submit(facts, decided, self._explain(facts, decided, suggestions))
             result = {"action": "pending", "action_id": action_id, "reason": decided.reason or ""}
             if decided.arguments is not UNCHANGED:
                 result["arguments"] = facts.arguments
-            suggestions = self._suggest(facts, decided)
             if suggestions:
                 result["suggestions"] = suggestions
         if self._on_decision is not None:
@@ -709,19 +745,21 @@ class Engine(Generic[F]):
         return {"action": "block", "reason": unresolved_reason(ask.result["reason"])}
 
     def _expired(self, ask: _Asking) -> ProceedResult | BlockResult:
-        self._reject_as(ask.action_id, EXPIRED_FEEDBACK, "ask_expired")
+        self._reject_as(ask.action_id, EXPIRED_FEEDBACK, "ask_expired", decided_by=EXPIRER)
         return self._final(ask) or {"action": "block", "reason": ask.result["reason"]}
 
     def _answered(self, ask: _Asking, answer: object) -> ProceedResult | BlockResult:
         try:
-            verdict, detail = read_answer(answer)
+            read = read_answer(answer)
+            if read.verdict == "approve":
+                self.approve(
+                    ask.action_id, scope=read.scope, arguments=read.arguments, decided_by=read.decided_by
+                )
+            elif read.verdict == "reject":
+                self.reject(ask.action_id, feedback=read.feedback, decided_by=read.decided_by)
         except (TypeError, ValueError):
             self._reject_as(ask.action_id, "the resolver's answer could not be read", "ask_denied")
             raise
-        if verdict == "approve":
-            self.approve(ask.action_id, scope=detail)  # type: ignore[arg-type]  # a scope, by read_answer
-        elif verdict == "reject":
-            self.reject(ask.action_id, feedback=detail)
         final = self._final(ask)
         if final is not None:
             return final
@@ -768,7 +806,24 @@ class Engine(Generic[F]):
                 return action
         return None
 
-    def _submit(self, facts: F, decided: Decided) -> int:
+    def _explain(self, facts: F, decided: Decided, suggestions: list[str] | None) -> AskExplanation:
+        """Why the call waits, for the person who answers: the layer, the rule that asked (or the hook or
+        check function), its source, the reason the model reads, and the rules "don't ask again" writes."""
+        opinion = decided.opinion
+        rule = opinion.rule
+        if rule is None and facts.match is not None and facts.match.effective_decision == "ask":
+            rule = facts.match  # the rules' own match asked (an ask rule, or a downgraded allow)
+        text = rule.described if rule is not None else opinion.rule_id
+        return {
+            "layer": decided.layer,
+            "rule": text,
+            "source": opinion.source,
+            "reason": decided.reason or pending_reason(facts.name),
+            "suggestions": list(suggestions or ()),
+            "scopes": self._call_scopes(facts, decided),
+        }
+
+    def _submit(self, facts: F, decided: Decided, why: AskExplanation) -> int:
         """Queue the call, unless an action for this very call is pending already: return its id."""
         arguments = facts.arguments
         if facts.call_id is not None:
@@ -781,6 +836,7 @@ class Engine(Generic[F]):
             args=arguments,
             auto_approvable=decided.auto_approvable,
             message=f'Calling "{facts.name}" requires approval',
+            why=why,
         )
 
     def _record(self, facts: F, decided: Decided, action_id: int | None, original: object) -> DecisionRecord:
@@ -806,6 +862,7 @@ class Engine(Generic[F]):
             arguments=self._kept(facts.name, original) if keep else None,
             has_arguments=keep is not False,
             shadow=None if self._shadow is None else self._shadow_of(facts, original, outcome),
+            decided_by=None if opinion.verdict == "ask" else _machine(opinion),
         )
 
     def _kept(self, name: str, arguments: object) -> object:
@@ -828,39 +885,61 @@ class Engine(Generic[F]):
 
     # -- resolving -----------------------------------------------------------------------------------
 
-    def approve(self, action_id: int, *, scope: ResolutionScope = "once") -> Action | None:
+    def approve(
+        self,
+        action_id: int,
+        *,
+        scope: ResolutionScope = "once",
+        arguments: Mapping[str, Any] | None = None,
+        decided_by: str | None = None,
+    ) -> Action | None:
         """Approve a queued action for a person, and carry its scope; return it, or ``None``.
 
         Resolves through the queue (``on_approve`` fires), then applies the scope: ``"session"`` grants the
         tool in the session grants; ``"project"`` calls ``on_project_grant``. Without those, the approval
         counts for this call only. ``None`` when the id is unknown or no longer pending. Approving through
-        the queue directly records the scope and applies nothing.
+        the queue directly records the scope, and the policy carries it when it learns of the approval.
+
+        ``arguments`` approves the call with a person's edited arguments (a JSON object): the tool runs with
+        them, unless the policy would block that call outright (a deny rule, a safety check), which then is
+        refused. ``decided_by`` names who approved.
 
         Raises:
-            ValueError: an unknown scope (nothing approved).
+            ValueError: an unknown scope, edited arguments JSON cannot carry, a bad ``decided_by`` (nothing
+                approved).
+            TypeError: ``arguments`` is not a mapping, ``decided_by`` not a string (nothing approved).
         """
-        approved = self._queue.approve(action_id, scope=scope)
+        approved = self._queue.approve(action_id, scope=scope, arguments=arguments, decided_by=decided_by)
         if not approved:
             return None
         self._carry(approved[0], None)
         return approved[0]
 
-    def reject(self, action_id: int, *, feedback: str | None = None) -> Action | None:
+    def reject(
+        self, action_id: int, *, feedback: str | None = None, decided_by: str | None = None
+    ) -> Action | None:
         """Reject a queued action for a person; ``feedback`` reaches the model. ``None`` if not pending.
 
         Raises:
-            TypeError: ``feedback`` is not a string or None (nothing rejected).
+            TypeError: ``feedback`` or ``decided_by`` is not a string or None (nothing rejected).
+            ValueError: a bad ``decided_by`` (nothing rejected).
         """
-        return self._reject_as(action_id, feedback, "ask_denied")
+        return self._reject_as(action_id, feedback, "ask_denied", decided_by=decided_by)
 
     def _reject_as(
-        self, action_id: int, feedback: str | None, verdict: RecordVerdict, *, always_record: bool = False
+        self,
+        action_id: int,
+        feedback: str | None,
+        verdict: RecordVerdict,
+        *,
+        always_record: bool = False,
+        decided_by: str | None = POLICY_DECIDER,
     ) -> Action | None:
         """Reject an action, recording the resolution with this verdict (also, when asked, if another
         resolution got there first: a cancel is recorded whatever else happened)."""
         self._verdicts.plan(action_id, verdict)
         try:
-            rejected = self._queue.reject(action_id, feedback=feedback)
+            rejected = self._queue.reject(action_id, feedback=feedback, decided_by=decided_by)
         finally:
             self._verdicts.drop(action_id)
         if rejected:
@@ -872,8 +951,9 @@ class Engine(Generic[F]):
         return None
 
     def _observed(self, action: Action, automatic: bool) -> None:
-        """The queue resolved an action: record how the ask ended (the drain's auto-approvals answer no
-        ask a person or a resolver was given, so they add no record)."""
+        """The queue resolved an action (here or in another process): record how the ask ended, then carry
+        an approval's scope (the drain's auto-approvals answer no ask a person or a resolver was given, so
+        they add no record and carry nothing)."""
         if automatic:
             self._asked.recall(action.id)
             return
@@ -883,6 +963,8 @@ class Engine(Generic[F]):
             if action.is_rejected and action.feedback == EXPIRED_FEEDBACK:
                 planned = "ask_expired"
         self._resolved(action, planned)
+        if action.is_approved:
+            self._carry(action, None)
 
     def _resolved(self, action: Action, verdict: RecordVerdict) -> None:
         """Tell the observer how an ask ended: one more record, with the same action id."""
@@ -897,6 +979,7 @@ class Engine(Generic[F]):
             arguments = self._kept(action.tool_name, action.args)
         else:
             arguments = None
+        edited = proceeds and action.is_edited
         self._on_decision(
             DecisionRecord(
                 tool=action.tool_name,
@@ -909,12 +992,14 @@ class Engine(Generic[F]):
                 auto_approvable=False,
                 ts=self._clock(),
                 source=None if asked is None else asked.source,
-                verdict=verdict,
-                modified=False if asked is None else asked.modified,
+                verdict="allow_modified" if edited else verdict,
+                modified=edited or (False if asked is None else asked.modified),
                 rule_id=None if asked is None else asked.rule_id,
                 tool_call_id=record_call_id(action.tool_call_id),
                 arguments=arguments,
                 has_arguments=keep,
+                decided_by=action.decided_by,
+                edited_digest=args_digest(action.edited_args) if edited else None,
             )
         )
 
@@ -936,7 +1021,16 @@ class Engine(Generic[F]):
         if action is None:
             return Outcome("refuse", result["reason"])
         if action.is_approved:
+            if action.is_edited:
+                refused = self._edit_refusal(action)
+                if refused is not None:
+                    return Outcome("refuse", refused, action)
             self._carry(action, on_project_grant)
+            if action.is_edited:
+                # What the person approved is what runs: their edit, as a copy the tool may change.
+                return Outcome(
+                    "run", None, action, modified=True, arguments=json_copy(action.edited_args, "args")
+                )
             if "arguments" in result:
                 # What the person approved is what runs: the queued call's own arguments.
                 return Outcome("run", None, action, modified=True, arguments=action.args)
@@ -945,12 +1039,36 @@ class Engine(Generic[F]):
             return Outcome("refuse", rejection_text(action), action)
         return Outcome("wait", result["reason"], action)
 
+    def _edit_refusal(self, action: Action) -> str | None:
+        """Why a person's edited call may not run (the policy blocks it outright: a deny rule, a safety
+        check, a hook), or ``None``. An ask is the person's to answer, and they did; a reviewer is not
+        asked to overrule them. The refusal is recorded once."""
+        known = self._edit_checks.get(action.id)
+        if known is not None:
+            return known[0]
+        facts, decided = self._table.decide(
+            self._facts(action.tool_name, action.edited_args, action.tool_call_id, None, dry_run=True)
+        )
+        opinion = decided.opinion
+        refused = None
+        if opinion.verdict == "block" and not opinion.unresolved and opinion.rule_id != REVIEWER:
+            refused = EDIT_REFUSED_TEXT.format(tool=action.tool_name, reason=decided.reason or "")
+        if self._edit_checks.remember(action.id, refused) and refused is not None and self._on_decision:
+            record = self._record(facts, decided, action.id, action.edited_args)
+            self._on_decision(replace(record, reason=refused))
+        return refused
+
     def _carry(self, action: Action, on_project_grant: ProjectGrantHook | None) -> None:
         """Carry an approved action's scope (a policy with its own project store overrides this)."""
         self._scopes.carry(action, on_project_grant)
 
 
 _RUN: Final = Outcome("run")
+
+
+def _machine(opinion: Opinion) -> str:
+    """Who took a decision nobody was asked about: the reviewer, or the policy's rules."""
+    return REVIEWER if opinion.rule_id == REVIEWER else RULE_DECIDER
 
 
 @final
@@ -1011,6 +1129,33 @@ class _AskedRecords:
     def recall(self, action_id: int) -> DecisionRecord | None:
         with self._lock:
             return self._records.pop(action_id, None)
+
+
+@final
+class _EditChecks:
+    """What the policy said of each edited call it was asked to run, by action id (a private lock)."""
+
+    __slots__ = ("_checked", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._checked: OrderedDict[int, str | None] = OrderedDict()
+
+    def get(self, action_id: int) -> tuple[str | None] | None:
+        with self._lock:
+            if action_id not in self._checked:
+                return None
+            return (self._checked[action_id],)
+
+    def remember(self, action_id: int, refused: str | None) -> bool:
+        """Keep the answer; whether it is new (a thread that checked at the same time records nothing)."""
+        with self._lock:
+            if action_id in self._checked:
+                return False
+            self._checked[action_id] = refused
+            if len(self._checked) > _ASKED_MEMORY:
+                self._checked.popitem(last=False)
+            return True
 
 
 def _check_timeout(timeout: object) -> None:

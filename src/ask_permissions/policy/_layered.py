@@ -29,10 +29,29 @@ from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
-from ask_permissions.typing import Clock, Evaluator, GrantsLike, LayeredMode, Redactor, ReviewRequest
+from ask_permissions.typing import (
+    Clock,
+    Evaluator,
+    GrantsLike,
+    LayeredMode,
+    Redactor,
+    ResolutionScope,
+    ReviewRequest,
+)
 
 from ._checks import Check, PermissionCheck, read_checks, run_checks
-from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Rewrite, Table, Texts, unanswerable
+from ._engine import (
+    ONCE_ONLY,
+    UNATTENDED,
+    Decided,
+    Engine,
+    Layer,
+    Opinion,
+    Rewrite,
+    Table,
+    Texts,
+    unanswerable,
+)
 from ._hooks import Hooks, hook_layer, read_hooks
 from ._layered_rules import LayeredMatch, LayeredRules
 from ._outcome import ProjectGrantHook
@@ -643,6 +662,11 @@ class LayeredPolicy(Engine[_Call]):
             on_project_grant=on_project_grant,
             shadow=shadow,
             record_arguments=record_arguments,
+            honoured={
+                **ONCE_ONLY,
+                "session": "adds an allow rule for exactly this call to the session's rules",
+                "project": f"always: writes an allow rule for exactly this call to {settings.local_path}",
+            },
         )
         self._own_hooks: Final = own_hooks
         self._state = state
@@ -738,12 +762,25 @@ class LayeredPolicy(Engine[_Call]):
             return None
         return suggestions_for(facts) or None
 
+    def _call_scopes(self, facts: _Call, decided: Decided) -> dict[ResolutionScope, str]:
+        # An allow rule changes the answer only where nothing but the default asked (as for suggestions),
+        # and only a rule that says exactly this call is written: otherwise a yes counts for the call alone.
+        rules = rules_for_call(facts.state, facts.name, facts.arguments) if decided.layer == "default" else []
+        if not rules:
+            return dict(ONCE_ONLY)
+        listed = ", ".join(rules)
+        return {
+            **ONCE_ONLY,
+            "session": f"adds {listed} to the session's allow rules",
+            "project": f"always: writes {listed} to {self._settings.local_path}",
+        }
+
     # -- persisted answers ----------------------------------------------------------------------------------
 
     def _scope_plan(self, action: Action, hook: ProjectGrantHook | None) -> Callable[[], object] | None:
         """``"session"`` adds an allow rule for the call to the session source; ``"project"`` writes it to
         the local settings file (and tells the host's hook)."""
-        rules = rules_for_call(self._current(), action.tool_name, action.args)
+        rules = rules_for_call(self._current(), action.tool_name, action.approved_args)
         if not rules:
             return None
         if action.resolution_scope == "session":

@@ -13,12 +13,20 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
-from ask_permissions.typing import OutcomeVerdict
+from ask_permissions.typing import OutcomeVerdict, ResolutionScope
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action
 
-__all__ = ["Outcome", "ProjectGrantHook", "ScopeCarrier", "ScopePlan", "grants_plan", "rejection_text"]
+__all__ = [
+    "Outcome",
+    "ProjectGrantHook",
+    "ScopeCarrier",
+    "ScopePlan",
+    "grants_plan",
+    "grants_scopes",
+    "rejection_text",
+]
 
 ProjectGrantHook: TypeAlias = "Callable[[Action], object]"
 """Called with an approved action whose scope is ``"project"``; the host records the grant in its store."""
@@ -82,6 +90,16 @@ def grants_plan(session_grants: object) -> ScopePlan:
         return None
 
     return plan
+
+
+def grants_scopes(session_grants: object, on_project_grant: object) -> dict[ResolutionScope, str]:
+    """What ``grants_plan`` carries out with these collaborators: scope → what it does."""
+    honoured: dict[ResolutionScope, str] = {"once": "runs this call once"}
+    if callable(getattr(session_grants, "grant", None)):
+        honoured["session"] = "grants the whole tool for the rest of the session"
+    if on_project_grant is not None:
+        honoured["project"] = "the host records a project grant of the whole tool"
+    return honoured
 
 
 @final

@@ -14,7 +14,14 @@ from ask_permissions.rules._patterns import StoredArgumentPattern, ToolPattern, 
 from ask_permissions.rules._rules import RuleMatch
 from ask_permissions.typing import Decision, DecisionLayer, HookAction, RecordVerdict, RuleSetLayer
 
-__all__ = ["DecisionRecord", "MatchedRule", "ShadowRecord", "kept_arguments", "record_call_id"]
+__all__ = [
+    "DecisionRecord",
+    "MatchedRule",
+    "ShadowRecord",
+    "describe_patterns",
+    "kept_arguments",
+    "record_call_id",
+]
 
 
 def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str, object]:
@@ -23,6 +30,32 @@ def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str
     except ValueError:  # a regex flag a snapshot cannot carry: keep the source, say the flags are unknown
         data = {"type": "regexp", "source": getattr(pattern, "pattern", str(pattern)), "flags": None}
     return MappingProxyType(data)
+
+
+def describe_patterns(
+    decision: str, tool_pattern: Mapping[str, object], argument_pattern: Mapping[str, object] | None
+) -> str:
+    """A rule in one short phrase, from its decision and its patterns in snapshot form."""
+    kind = tool_pattern.get("type")
+    if kind == "all":
+        tool = "every tool"
+    elif kind == "regexp":
+        tool = f"tools matching {_regex(tool_pattern)}"
+    else:
+        tool = str(tool_pattern.get("value"))
+    text = f"{decision} {tool}"
+    if argument_pattern is None or argument_pattern.get("type") == "all":
+        return text
+    if argument_pattern.get("type") == "regexp":
+        return f"{text}, arguments matching {_regex(argument_pattern)}"
+    if argument_pattern.get("type") in ("command", "path", "domain"):
+        return f"{text}({argument_pattern.get('text')})"
+    return f"{text}, arguments containing {json.dumps(argument_pattern.get('value'), ensure_ascii=False)}"
+
+
+def _regex(pattern: Mapping[str, object]) -> str:
+    flags = pattern.get("flags")
+    return f"/{pattern.get('source')}/{'' if flags is None else flags}"
 
 
 @final
@@ -63,6 +96,14 @@ class MatchedRule:
             text=rule.text,
             parts=tuple((part.subcommand, part.index, part.rule.text) for part in match.parts),
         )
+
+    @property
+    def described(self) -> str:
+        """The rule as a person reads it: its text (``Bash(git status)``), or its patterns in a phrase
+        (``ask bash, arguments containing "rm"``) for a rule that was not written as text."""
+        if self.text is not None:
+            return self.text
+        return describe_patterns(self.declared_decision, self.tool_pattern, self.argument_pattern)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-safe data."""
@@ -154,6 +195,12 @@ class DecisionRecord:
             ``has_arguments``; a replay of the record needs them.
         has_arguments: whether the policy kept the arguments (``record_arguments=``).
         shadow: what the policy's shadow policy decided, when it disagreed (else ``None``).
+        decided_by: who decided: ``"rule"`` (the policy's own layers) or ``"reviewer"`` (``auto`` mode's
+            reviewer) for a proceed or block; for an ask's resolution, the action's ``decided_by`` (a
+            person's name, ``"auto_approve"``, ``"expiry"``, ``"policy"``); ``None`` for an ask, or an
+            answer nobody named.
+        edited_digest: for an approval with a person's edited arguments (verdict ``allow_modified``), the
+            digest of those arguments (``args_digest`` stays the digest of the call the model made).
     """
 
     tool: str
@@ -173,6 +220,8 @@ class DecisionRecord:
     arguments: object = None
     has_arguments: bool = False
     shadow: ShadowRecord | None = None
+    decided_by: str | None = None
+    edited_digest: str | None = None
 
     def __post_init__(self) -> None:
         if self.verdict is None:
@@ -188,7 +237,8 @@ class DecisionRecord:
         """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict.
 
         ``verdict`` is always there; keys of fields that do not apply (``source``, ``rule_id``,
-        ``tool_call_id``, ``shadow``, ``modified`` when false, ``arguments`` when not kept) are left out.
+        ``tool_call_id``, ``shadow``, ``decided_by``, ``edited_digest``, ``modified`` when false,
+        ``arguments`` when not kept) are left out.
         """
         data: dict[str, Any] = {
             "tool": self.tool,
@@ -214,4 +264,8 @@ class DecisionRecord:
             data["arguments"] = self.arguments
         if self.shadow is not None:
             data["shadow"] = self.shadow.to_dict()
+        if self.decided_by is not None:
+            data["decided_by"] = self.decided_by
+        if self.edited_digest is not None:
+            data["edited_digest"] = self.edited_digest
         return data

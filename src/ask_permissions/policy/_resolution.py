@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Final, Literal, TypeAlias
+from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias
 
 from ask_permissions._errors import preview
 from ask_permissions.typing import Answer, PermissionRequest, ResolutionScope
@@ -11,13 +11,22 @@ from ask_permissions.typing import Answer, PermissionRequest, ResolutionScope
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action
 
-__all__ = ["SCOPES", "Answer", "ReadAnswer", "permission_request", "read_answer"]
+__all__ = ["SCOPES", "Answer", "AnswerVerdict", "ReadAnswer", "permission_request", "read_answer"]
 
 SCOPES: Final[tuple[ResolutionScope, ...]] = ("once", "session", "project")
 
-_Approve: TypeAlias = "tuple[Literal['approve'], ResolutionScope]"
-_Reject: TypeAlias = "tuple[Literal['reject'], str | None]"
-ReadAnswer: TypeAlias = "_Approve | _Reject | tuple[Literal['queue'], None]"
+AnswerVerdict: TypeAlias = Literal["approve", "reject", "queue"]
+
+
+class ReadAnswer(NamedTuple):
+    """An answer, read: approve (with a scope, maybe edited arguments), reject (maybe with feedback), or
+    "queue" (someone decided through the queue itself); and who answered, when the answer says."""
+
+    verdict: AnswerVerdict
+    scope: ResolutionScope = "once"
+    feedback: str | None = None
+    arguments: Mapping[str, Any] | None = None
+    decided_by: str | None = None
 
 
 def permission_request(action: Action, reason: str, error: str | None = None) -> PermissionRequest:
@@ -36,30 +45,49 @@ def permission_request(action: Action, reason: str, error: str | None = None) ->
 
 
 def read_answer(answer: object) -> ReadAnswer:
-    """An answer as ``("approve", scope)``, ``("reject", feedback)`` or ``("queue", None)``.
+    """An answer as a ``ReadAnswer``.
+
+    ``True`` approves once, ``False`` rejects; a ``PermissionDecision`` may add a scope or edited
+    ``arguments`` (a JSON object) to an approval, feedback to a rejection, and ``decided_by`` to either.
 
     Raises:
         TypeError: neither a bool nor a mapping.
-        ValueError: the decision, scope or feedback is not one of the accepted values.
+        ValueError: the decision, scope, feedback, arguments or decided_by is not one of the accepted values.
     """
     if answer is True:
-        return ("approve", "once")
+        return _APPROVE_ONCE
     if answer is False:
-        return ("reject", None)
+        return _REJECT
     if not isinstance(answer, Mapping):
         raise TypeError(f"decision: expected a PermissionDecision mapping; got {preview(answer)}")
     verdict = answer.get("decision")
     if verdict == "queue":
-        return ("queue", None)
+        return _QUEUE
+    decided_by = answer.get("decided_by")
+    if decided_by is not None and (not isinstance(decided_by, str) or not decided_by):
+        raise ValueError(
+            f"decision.decided_by: expected a name (a non-empty string) or None; got {preview(decided_by)}"
+        )
     if verdict == "approve":
         scope = answer.get("scope", "once")
+        arguments = answer.get("arguments")
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise ValueError(
+                f"decision.arguments: expected the edited arguments (a JSON object) or None; "
+                f"got {preview(arguments)}"
+            )
         for known in SCOPES:
             if scope == known:
-                return ("approve", known)
+                return ReadAnswer("approve", known, None, arguments, decided_by)
         raise ValueError(f"decision.scope: expected 'once', 'session' or 'project'; got {preview(scope)}")
     if verdict == "reject":
         feedback = answer.get("feedback")
         if feedback is not None and not isinstance(feedback, str):
             raise ValueError(f"decision.feedback: expected a string or None; got {preview(feedback)}")
-        return ("reject", feedback)
+        return ReadAnswer("reject", "once", feedback, None, decided_by)
     raise ValueError(f"decision.decision: expected 'approve', 'reject' or 'queue'; got {preview(verdict)}")
+
+
+_APPROVE_ONCE: Final = ReadAnswer("approve")
+_REJECT: Final = ReadAnswer("reject")
+_QUEUE: Final = ReadAnswer("queue")

@@ -6,15 +6,29 @@ import dataclasses
 import operator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Final, TypeGuard, final
+from typing import Any, Final, NamedTuple, TypeGuard, final
 
-from ask_permissions.typing import ActionStatus, ResolutionScope
+from ask_permissions._errors import preview
+from ask_permissions.typing import ActionStatus, AskExplanation, ResolutionScope
 
-__all__ = ["RESOLVED", "SCOPES", "Action", "evolve", "is_id"]
+__all__ = [
+    "DECIDER_LIMIT",
+    "RESOLVED",
+    "SCOPES",
+    "Action",
+    "Resolution",
+    "applying",
+    "check_decided_by",
+    "is_id",
+    "released",
+    "resolved",
+]
 
 SCOPES: Final[tuple[ResolutionScope, ...]] = ("once", "session", "project")
 RESOLVED: Final = frozenset({"approved", "rejected"})
 """The statuses an action ends in."""
+DECIDER_LIMIT: Final = 200
+"""The most characters of a ``decided_by`` name."""
 
 
 @final
@@ -25,6 +39,13 @@ class Action:
     ``status`` goes ``"pending"`` → ``"applying"`` (while ``on_approve``/``on_reject`` runs) →
     ``"approved"`` or ``"rejected"``, or back to ``"pending"`` when that callback raises.
     ``resolution_scope`` is set on approval (``"once"`` for auto-approvals), ``feedback`` on rejection.
+
+    ``why`` says why the call waits (set by the policy that queued it; ``None`` for a bare submission).
+    ``decided_by`` names who resolved it — a person's name, or a machine path: ``"auto_approve"`` (the
+    queue's drain), ``"expiry"`` (``expire_pending``), ``"policy"`` (a policy giving up on an ask nobody
+    answered) — and ``resolved_at`` when (both ``None`` until resolved, and ``decided_by`` also when the
+    resolver gave no name). ``edited_args`` holds the arguments a person's edit approved instead of
+    ``args`` (always a JSON object); ``None`` when the call was approved as asked.
     """
 
     id: int
@@ -37,6 +58,10 @@ class Action:
     message: str | None
     resolution_scope: ResolutionScope | None = None
     feedback: str | None = None
+    why: AskExplanation | None = None
+    decided_by: str | None = None
+    resolved_at: datetime | None = None
+    edited_args: Any = None
 
     @property
     def is_pending(self) -> bool:
@@ -59,9 +84,19 @@ class Action:
         return self.status == "rejected"
 
     @property
+    def is_edited(self) -> bool:
+        """Whether a person approved it with arguments of their own (``edited_args``)."""
+        return self.edited_args is not None
+
+    @property
     def scope(self) -> ResolutionScope | None:
         """Alias of ``resolution_scope``."""
         return self.resolution_scope
+
+    @property
+    def approved_args(self) -> Any:
+        """The arguments the tool runs with once approved: ``edited_args`` when edited, else ``args``."""
+        return self.args if self.edited_args is None else self.edited_args
 
     def __repr__(self) -> str:
         extra = ""
@@ -69,6 +104,10 @@ class Action:
             extra += f", scope={self.resolution_scope!r}"
         if self.feedback is not None:
             extra += f", feedback={self.feedback!r}"
+        if self.decided_by is not None:
+            extra += f", decided_by={self.decided_by!r}"
+        if self.edited_args is not None:
+            extra += f", edited_args={self.edited_args!r}"
         return (
             f"Action(id={self.id!r}, tool_name={self.tool_name!r}, status={self.status!r}{extra}, "
             f"tool_call_id={self.tool_call_id!r}, args={self.args!r}, "
@@ -77,24 +116,82 @@ class Action:
         )
 
 
+class Resolution(NamedTuple):
+    """What one approval or rejection says: checked by the queue, recorded by the store on its claim."""
+
+    approve: bool
+    scope: ResolutionScope | None = None
+    """The approval's scope (``None`` for a rejection)."""
+    feedback: str | None = None
+    """The rejection's feedback (``None`` for an approval)."""
+    decided_by: str | None = None
+    edited_args: Any = None
+    """The read-only arguments an approval runs instead of the action's own, or ``None``."""
+
+
 def is_id(value: object) -> TypeGuard[int]:
     """Whether ``value`` can be an action id (an int, not a bool)."""
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def check_decided_by(decided_by: object) -> str | None:
+    """A ``decided_by`` name: None, or 1 to 200 printable characters.
+
+    Raises:
+        TypeError: neither a string nor None.
+        ValueError: empty, too long, or holding a control character.
+    """
+    if decided_by is None:
+        return None
+    if not isinstance(decided_by, str):
+        raise TypeError(f"decided_by: expected a name (a string) or None; got {preview(decided_by)}")
+    name = str.__str__(decided_by)
+    if not name or len(name) > DECIDER_LIMIT or not name.isprintable():
+        raise ValueError(
+            f"decided_by: expected 1 to {DECIDER_LIMIT} printable characters; got {preview(decided_by)}"
+        )
+    return name
+
+
 _FIELDS: Final = tuple(field.name for field in dataclasses.fields(Action))
 _field_values: Final = operator.attrgetter(*_FIELDS)
-_STATUS, _SCOPE, _FEEDBACK = (_FIELDS.index(name) for name in ("status", "resolution_scope", "feedback"))
+_STATUS, _SCOPE, _FEEDBACK, _DECIDED_BY, _RESOLVED_AT, _EDITED = (
+    _FIELDS.index(name)
+    for name in ("status", "resolution_scope", "feedback", "decided_by", "resolved_at", "edited_args")
+)
 
 
-def evolve(
-    action: Action, status: ActionStatus, scope: ResolutionScope | None, feedback: str | None
-) -> Action:
+def _evolve(action: Action, status: ActionStatus, resolution: Resolution | None) -> Action:
     """``dataclasses.replace`` for the fields a resolution changes, at a third of its cost.
 
     Every other field is read by name from ``dataclasses.fields(Action)``, so a field added later is
     carried over, never reset; ``Action.__init__`` still builds the result.
     """
     values = list(_field_values(action))
-    values[_STATUS], values[_SCOPE], values[_FEEDBACK] = status, scope, feedback
+    values[_STATUS] = status
+    if resolution is None:
+        values[_SCOPE] = values[_FEEDBACK] = values[_DECIDED_BY] = values[_EDITED] = None
+    else:
+        values[_SCOPE] = resolution.scope if resolution.approve else None
+        values[_FEEDBACK] = None if resolution.approve else resolution.feedback
+        values[_DECIDED_BY] = resolution.decided_by
+        values[_EDITED] = resolution.edited_args if resolution.approve else None
+    return Action(*values)
+
+
+def applying(action: Action, resolution: Resolution) -> Action:
+    """The pending ``action`` taken up for this resolution: ``"applying"``, with what it says."""
+    return _evolve(action, "applying", resolution)
+
+
+def released(action: Action) -> Action:
+    """An applying action put back to pending (its callback raised): the resolution's fields cleared."""
+    return _evolve(action, "pending", None)
+
+
+def resolved(action: Action, approve: bool, resolved_at: datetime) -> Action:
+    """An applying action, approved or rejected at ``resolved_at``."""
+    values = list(_field_values(action))
+    values[_STATUS] = "approved" if approve else "rejected"
+    values[_RESOLVED_AT] = resolved_at
     return Action(*values)

@@ -1,8 +1,9 @@
 """Reading a store's whole history, read-only: every action of every session, as recorded.
 
 ``replay`` and ``suggest`` learn from what a store holds, and must never change it: this reader opens the
-database read-only (SQLite's ``mode=ro``, a PostgreSQL session whose transactions are read-only), creates
-nothing, and reads only the columns every schema version has (and ``decided_by`` where it exists).
+database read-only (SQLite's ``mode=ro``, a PostgreSQL session whose transactions are read-only) and creates
+nothing. A database of an older schema is not upgraded (that would be a write): the columns a migration
+added since are read as null, as the store itself would have had them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ask_permissions._errors import preview
 
 from ._action import Action
 from ._open import describe_url
-from ._sql import _READ, corrupt, decode_action
+from ._sql import _NOW_AT, _READ, MIGRATIONS, corrupt, decode_action
 from ._store import check_session
 
 __all__ = ["HistoryEntry", "StoreHistory", "open_history"]
@@ -26,14 +27,22 @@ __all__ = ["HistoryEntry", "StoreHistory", "open_history"]
 _SQLITE: Final = "sqlite:///"
 _POSTGRES: Final = ("postgresql://", "postgres://")
 _NOW: Final = {"sqlite": ":now", "postgres": "extract(epoch from clock_timestamp())::float8"}
+_COLUMNS: Final = tuple(name.strip() for name in _READ.split(","))
+_ADDED: Final = frozenset(
+    statement.split("ADD COLUMN ", 1)[1].split()[0]
+    for _, statements in MIGRATIONS.values()
+    for statement in statements
+    if "ADD COLUMN " in statement
+)
+"""The columns a schema migration added: an older database has none of them."""
 
 
 class HistoryEntry(NamedTuple):
-    """One recorded action: its session, the action, and who resolved it (when the store records that)."""
+    """One recorded action: its session and the action (``action.decided_by`` says who resolved it, when the
+    store records that)."""
 
     session: str
     action: Action
-    decided_by: str | None
 
 
 @final
@@ -43,13 +52,14 @@ class StoreHistory:
     Not thread-safe: one reader, one thread.
     """
 
-    __slots__ = ("_connection", "_decided_by", "_kind", "_where")
+    __slots__ = ("_connection", "_kind", "_select", "_where")
 
     def __init__(self, connection: Any, kind: str, where: str) -> None:
         self._connection = connection
         self._kind = kind
         self._where = where
-        self._decided_by = "decided_by" in self._columns()
+        present = self._columns()
+        self._select = ", ".join(name if name in present else "NULL" for name in _COLUMNS)
 
     def __enter__(self) -> StoreHistory:
         return self
@@ -78,7 +88,7 @@ class StoreHistory:
                 {},
             )
             columns = {row[0] for row in rows}
-        needed = {name.strip() for name in _READ.split(",")}
+        needed = set(_COLUMNS) - _ADDED
         if not needed <= columns:
             raise corrupt(
                 f"{self._where}: ask_permissions_actions",
@@ -93,13 +103,11 @@ class StoreHistory:
         Raises:
             CorruptStoreError: a row this package would not have written (naming it).
         """
-        extra = ", decided_by" if self._decided_by else ""
-        sql = f"SELECT session, {_READ}, {_NOW[self._kind]}{extra} FROM ask_permissions_actions"
+        sql = f"SELECT session, {self._select}, {_NOW[self._kind]} FROM ask_permissions_actions"
         for row in self._rows(sql + " ORDER BY session, id", {"now": time.time()}):
             session = self._session(row[0])
-            action = decode_action(row[1:15], session, self._where)
-            decided_by = row[15] if self._decided_by else None
-            yield HistoryEntry(session, action, decided_by if isinstance(decided_by, str) else None)
+            action = decode_action(row[1 : _NOW_AT + 2], session, self._where)
+            yield HistoryEntry(session, action)
 
     def _session(self, value: object) -> str:
         try:

@@ -28,10 +28,11 @@ _INSERT: Final = (
     "WITH s AS (INSERT INTO ask_permissions_sessions AS s (session, last_id) VALUES (%(session)s, 1)"
     " ON CONFLICT (session) DO UPDATE SET last_id = s.last_id + 1 RETURNING last_id),"
     " a AS (INSERT INTO ask_permissions_actions (session, id, tool_call_id, tool_name, args, auto_approvable,"
-    " message, submitted_at, status, submit_owner, submit_until)"
+    " message, submitted_at, status, submit_owner, submit_until, why)"
     " SELECT %(session)s, s.last_id, %(tool_call_id)s, %(tool_name)s, %(args)s, %(auto_approvable)s,"
     " %(message)s, %(submitted_at)s, 'pending', %(submit_owner)s::text,"
-    f" CASE WHEN %(submit_owner)s::text IS NULL THEN NULL ELSE {_NOW} + %(lease)s END FROM s RETURNING id)"
+    f" CASE WHEN %(submit_owner)s::text IS NULL THEN NULL ELSE {_NOW} + %(lease)s END, %(why)s FROM s"
+    " RETURNING id)"
     f" SELECT a.id, pg_notify('{CHANNEL}', %(session)s) FROM a"
 )
 _COLUMNS: Final = (

@@ -14,23 +14,35 @@ from typing import Any, Final, TypeAlias, final
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import ClaimLostError, preview
 from ask_permissions._names import require_tool_name
-from ask_permissions.typing import Clock, ResolutionScope
+from ask_permissions.typing import AskExplanation, Clock, ResolutionScope
 
-from ._action import RESOLVED, SCOPES, Action, is_id
+from ._action import RESOLVED, SCOPES, Action, Resolution, check_decided_by, is_id
 from ._args import NotJSONError, freeze_args, json_call_id
 from ._snapshot import read_snapshot, snapshot_data
-from ._store import DEFAULT_SESSION, ApprovalStore, Claim, Head, check_session, store_or_memory
+from ._store import (
+    DEFAULT_SESSION,
+    ApprovalStore,
+    Claim,
+    Head,
+    ResolutionObserver,
+    check_session,
+    store_or_memory,
+)
 from ._waiters import AsyncWaiter, wake
+from ._why import read_why
 
 __all__ = ["Action", "ApprovalQueue", "Callback"]
 
 Callback: TypeAlias = Callable[["Action"], object]
 
-ResolutionObserver: TypeAlias = Callable[["Action", bool], object]
-"""Told of each resolution: the resolved action, and whether the drain auto-approved it."""
 """A queue callback: called with one argument, the ``Action``; its return value is ignored."""
 
 _EXPIRED_FEEDBACK: Final = "expired"
+AUTO_APPROVER: Final = "auto_approve"
+"""``decided_by`` of the drain's auto-approvals."""
+EXPIRER: Final = "expiry"
+"""``decided_by`` of ``expire_pending``'s rejections."""
+_AUTO_APPROVAL: Final = Resolution(True, "once", None, AUTO_APPROVER)
 
 
 def _check_scope(scope: object) -> ResolutionScope:
@@ -46,6 +58,30 @@ def _check_feedback(feedback: object) -> str | None:
     if not isinstance(feedback, str):
         raise TypeError(f"feedback: expected a string or None; got {preview(feedback)}")
     return str.__str__(feedback)
+
+
+def _check_arguments(arguments: object) -> object:
+    """Edited arguments: a JSON object, copied read-only (``None``: not edited)."""
+    if arguments is None:
+        return None
+    if not isinstance(arguments, Mapping):
+        raise TypeError(
+            "arguments: expected a JSON object (a mapping of names to values) or None; "
+            f"got {preview(arguments)}"
+        )
+    try:
+        return freeze_args(arguments, strict=True, path="arguments")
+    except NotJSONError as error:
+        raise ValueError(f"{error} (edited arguments must be JSON)") from None
+
+
+def _check_why(why: object) -> AskExplanation | None:
+    if why is None:
+        return None
+    try:
+        return read_why(why)
+    except NotJSONError as error:
+        raise (TypeError if error.path == "why" else ValueError)(str(error)) from None
 
 
 def _check_timeout(timeout: float | None) -> None:
@@ -113,7 +149,6 @@ class ApprovalQueue:
         "_durable",
         "_idle_head",
         "_local",
-        "_observers",
         "_require_json",
         "_session",
         "_state",
@@ -161,8 +196,6 @@ class ApprovalQueue:
         self._clock: Final[Clock] = utc_now if clock is None else clock
         self._require_json: Final = require_json or store.durable
         self._idle_head = False
-        # Who else wants to know that an action was resolved (a policy recording resolutions).
-        self._observers: tuple[ResolutionObserver, ...] = ()
 
     # -- reading ---------------------------------------------------------------------------------------
 
@@ -196,7 +229,11 @@ class ApprovalQueue:
         if not is_id(action_id):
             return None
         with self._changed:
-            return self._state.get(action_id)
+            action = self._state.get(action_id)
+            news = self._local.noticed(action)
+        if news is not None:
+            self._announce(news)
+        return action
 
     def __getitem__(self, action_id: object) -> Action | None:
         """``queue[id]``: same as ``get``."""
@@ -227,7 +264,10 @@ class ApprovalQueue:
         if tool_call_id is None:
             return []
         with self._changed:
-            return self._state.pending_for_call(tool_call_id)
+            found = self._state.pending_for_call(tool_call_id)
+            for action in found:
+                self._local.noticed(action)
+            return found
 
     def rejected_for_call(self, tool_call_id: object) -> list[Action]:
         """The rejected actions submitted for this ``tool_call_id`` and not forgotten, in id order.
@@ -254,6 +294,7 @@ class ApprovalQueue:
         args: Any = None,
         auto_approvable: bool = False,
         message: str | None = None,
+        why: AskExplanation | None = None,
     ) -> int:
         """Queue a tool call for a decision; return its id.
 
@@ -262,12 +303,14 @@ class ApprovalQueue:
         is called from inside one of this queue's callbacks: then the outer call's drain covers it; or
         the head's ``on_submit`` runs in another process: then that process drains once it returns).
         If ``on_submit`` raises, the action stays pending, the exception propagates and this submit
-        does not drain.
+        does not drain. ``why`` (an ``AskExplanation``: why the call waits) is kept, read-only, as the
+        action's ``why``.
 
         Raises:
             TypeError: ``tool_name`` is not a string, ``auto_approvable`` not a bool, ``message`` not a
-                string or None.
-            ValueError: ``tool_name`` is empty; or, with ``require_json``, ``args`` is not a JSON value or
+                string or None, ``why`` not a mapping.
+            ValueError: ``tool_name`` is empty; ``why`` lacks ``layer`` or ``reason``, has a value of the
+                wrong type or an unknown key; or, with ``require_json``, ``args`` is not a JSON value or
                 ``tool_call_id`` not a string, an integer or None (the message names the call).
         """
         name = require_tool_name(tool_name)
@@ -276,6 +319,7 @@ class ApprovalQueue:
         if message is not None and not isinstance(message, str):
             raise TypeError(f"message: expected a string or None; got {preview(message)}")
         text = message if message is None else str.__str__(message)
+        explanation = _check_why(why)
         try:
             if self._require_json:
                 json_call_id(tool_call_id, "tool_call_id")
@@ -302,12 +346,14 @@ class ApprovalQueue:
                 status="pending",
                 submitted_at=submitted_at,
                 message=text,
+                why=explanation,
             )
 
         on_submit = self.on_submit
         submitting = self._local.drain.submitting
         with self._changed:
             action = self._state.insert(build, submitting=on_submit is not None)
+            self._local.noticed(action)
             if on_submit is not None:
                 submitting[action.id] = threading.get_ident()
         if on_submit is not None:
@@ -325,47 +371,70 @@ class ApprovalQueue:
 
     # -- resolving -------------------------------------------------------------------------------------
 
-    def approve(self, *action_ids: object, scope: ResolutionScope = "once") -> list[Action]:
+    def approve(
+        self,
+        *action_ids: object,
+        scope: ResolutionScope = "once",
+        arguments: Mapping[str, Any] | None = None,
+        decided_by: str | None = None,
+    ) -> list[Action]:
         """Approve these pending actions, in id order; return the ones approved.
 
         Unknown and already resolved ids are ignored. Fires ``on_approve`` for each; if one raises,
         that action rolls back to pending, the ones before it stay approved, the ones after it are
         not touched, and the exception propagates. Does not drain.
 
+        ``arguments`` (with one id only) approves the call with these arguments instead of its own: a
+        person's edit, kept read-only as the action's ``edited_args``, which is what the tool runs with.
+        ``decided_by`` names who approved (a person, or a program acting for one), kept on the action.
+
         Raises:
-            ValueError: ``scope`` is not ``"once"``, ``"session"`` or ``"project"`` (nothing approved).
+            ValueError: ``scope`` is not ``"once"``, ``"session"`` or ``"project"``; ``arguments`` with
+                more than one id, or holding a value JSON cannot carry; ``decided_by`` empty, longer than
+                200 characters or unprintable (nothing approved, in each case).
+            TypeError: ``arguments`` is not a mapping (a JSON object), ``decided_by`` not a string.
             ClaimLostError: (durable stores) the callback outlived the store's lease and another process
                 took the action up meanwhile; this approval was not recorded.
         """
         checked = _check_scope(scope)
-        return self._resolve_all(_sorted_ids(action_ids), approve=True, scope=checked, feedback=None)
+        edited = _check_arguments(arguments)
+        decider = check_decided_by(decided_by)
+        ids = _sorted_ids(action_ids)
+        if edited is not None and len(action_ids) != 1:
+            raise ValueError(f"arguments: edited arguments approve one action; got {len(action_ids)} ids")
+        resolution = Resolution(True, checked, None, decider, edited)
+        return self._resolve_all(ids, resolution)
 
-    def reject(self, *action_ids: object, feedback: str | None = None) -> list[Action]:
+    def reject(
+        self, *action_ids: object, feedback: str | None = None, decided_by: str | None = None
+    ) -> list[Action]:
         """Reject these pending actions, in id order; return the ones rejected.
 
-        Same rules as ``approve``, with ``on_reject``; ``feedback`` is recorded on each action.
+        Same rules as ``approve``, with ``on_reject``; ``feedback`` (what the model reads) and
+        ``decided_by`` are recorded on each action.
 
         Raises:
-            TypeError: ``feedback`` is not a string or None (nothing rejected).
+            TypeError: ``feedback`` or ``decided_by`` is not a string or None (nothing rejected).
+            ValueError: ``decided_by`` is empty, too long or unprintable (nothing rejected).
         """
-        checked = _check_feedback(feedback)
-        return self._resolve_all(_sorted_ids(action_ids), approve=False, scope=None, feedback=checked)
+        resolution = Resolution(False, None, _check_feedback(feedback), check_decided_by(decided_by))
+        return self._resolve_all(_sorted_ids(action_ids), resolution)
 
-    def approve_all(self, scope: ResolutionScope = "once") -> list[Action]:
+    def approve_all(self, scope: ResolutionScope = "once", *, decided_by: str | None = None) -> list[Action]:
         """Approve every pending action (see ``approve``)."""
-        checked = _check_scope(scope)
-        return self._resolve_all(self._pending_ids(), approve=True, scope=checked, feedback=None)
+        resolution = Resolution(True, _check_scope(scope), None, check_decided_by(decided_by))
+        return self._resolve_all(self._pending_ids(), resolution)
 
-    def reject_all(self, feedback: str | None = None) -> list[Action]:
+    def reject_all(self, feedback: str | None = None, *, decided_by: str | None = None) -> list[Action]:
         """Reject every pending action (see ``reject``)."""
-        checked = _check_feedback(feedback)
-        return self._resolve_all(self._pending_ids(), approve=False, scope=None, feedback=checked)
+        resolution = Resolution(False, None, _check_feedback(feedback), check_decided_by(decided_by))
+        return self._resolve_all(self._pending_ids(), resolution)
 
-    def expire_pending(self, older_than: timedelta) -> list[Action]:
+    def expire_pending(self, older_than: timedelta, *, decided_by: str = EXPIRER) -> list[Action]:
         """Reject, with feedback ``"expired"``, every action pending for more than ``older_than``.
 
         Age is ``now - submitted_at`` by the queue's clock; an action exactly ``older_than`` old has not
-        expired. Same rules as ``reject``.
+        expired. Same rules as ``reject``; ``decided_by`` is ``"expiry"`` unless named.
 
         Raises:
             TypeError: ``older_than`` is not a ``timedelta``.
@@ -373,11 +442,12 @@ class ApprovalQueue:
         """
         age = _check_age(older_than, none_ok=False)
         assert age is not None
+        resolution = Resolution(False, None, _EXPIRED_FEEDBACK, check_decided_by(decided_by))
         now = self._now()
         with self._changed:
             pending = self._state.pending()
         expired = [action.id for action in pending if now - action.submitted_at > age]
-        return self._resolve_all(expired, approve=False, scope=None, feedback=_EXPIRED_FEEDBACK)
+        return self._resolve_all(expired, resolution)
 
     def forget_resolved(self, older_than: timedelta | None = None) -> int:
         """Drop approved and rejected actions from the queue's history; return how many were dropped.
@@ -423,25 +493,31 @@ class ApprovalQueue:
         # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
         limit = None if timeout is None or timeout > threading.TIMEOUT_MAX else timeout
         key, state, waiters = action_id, self._state, self._local.waiters
+        news: Action | None = None
         with self._watching(), self._changed:
             seen = state.get(key)
             if seen is None or seen.status in RESOLVED:
-                return seen
-            waiters.enter(key)
-            try:
+                news = self._local.noticed(seen)
+            else:
+                self._local.noticed(seen)
+                waiters.enter(key)
+                try:
 
-                def decided() -> bool:
-                    nonlocal seen
-                    seen = state.get(key)
-                    return seen is None or seen.status in RESOLVED
+                    def decided() -> bool:
+                        nonlocal seen
+                        seen = state.get(key)
+                        return seen is None or seen.status in RESOLVED
 
-                if not self._changed.wait_for(decided, limit):
-                    now = state.get(key)
-                    status = "pending" if now is None else now.status
-                    raise TimeoutError(f"action {key} is still {status} after {timeout} s")
-                return seen
-            finally:
-                waiters.leave(key)
+                    if not self._changed.wait_for(decided, limit):
+                        now = state.get(key)
+                        status = "pending" if now is None else now.status
+                        raise TimeoutError(f"action {key} is still {status} after {timeout} s")
+                    news = self._local.noticed(seen)
+                finally:
+                    waiters.leave(key)
+        if news is not None:
+            self._announce(news)
+        return seen
 
     async def wait_async(self, action_id: object, timeout: float | None = None) -> Action | None:
         """``wait`` for asyncio: never blocks the event loop; woken by a resolution on any thread.
@@ -459,19 +535,31 @@ class ApprovalQueue:
         with self._watching():
             with self._changed:
                 action = self._state.get(key)
+                news = self._local.noticed(action)
                 if action is None or action.status in RESOLVED:
-                    return action
-                waiter = self._local.waiters.add_async(key, loop)
+                    waiter = None
+                else:
+                    waiter = self._local.waiters.add_async(key, loop)
+            if waiter is None:
+                if news is not None:
+                    self._announce(news)
+                return action
             try:
                 if timeout is None:
-                    return await waiter[1]
-                try:
-                    return await asyncio.wait_for(waiter[1], timeout)
-                except TimeoutError:
-                    raise TimeoutError(f"action {key} is still pending after {timeout} s") from None
+                    resolved = await waiter[1]
+                else:
+                    try:
+                        resolved = await asyncio.wait_for(waiter[1], timeout)
+                    except TimeoutError:
+                        raise TimeoutError(f"action {key} is still pending after {timeout} s") from None
             finally:
                 with self._changed:
                     self._local.waiters.remove_async(key, waiter)
+            with self._changed:
+                news = self._local.noticed(resolved)
+            if news is not None:
+                self._announce(news)
+            return resolved
 
     # -- snapshots -------------------------------------------------------------------------------------
 
@@ -549,25 +637,30 @@ class ApprovalQueue:
         return self._local.drain.submitting.get(head.id)
 
     def observe_resolutions(self, observer: ResolutionObserver) -> Callable[[], None]:
-        """Call ``observer(action, automatic)`` after each resolution this queue object records.
+        """Call ``observer(action, automatic)`` once for each resolution of this queue's session.
 
-        It runs in the resolving thread, outside the queue's lock, after ``on_approve``/``on_reject`` and
-        after the resolution is recorded; ``automatic`` is true for the drain's auto-approvals. A policy uses
-        this to record how its asks end however a person resolves them. An observer that raises does not undo
-        the resolution: its exception propagates from the call that resolved, with a note saying so. Returns a
-        function that removes the observer.
+        Resolutions made by any queue object of this process on the same store and session are told in the
+        resolving thread, outside the lock, after ``on_approve``/``on_reject`` and after the resolution is
+        recorded. A resolution made by another process (a person's command, the web inbox) is told when this
+        process first sees the action resolved — through ``get``, ``wait`` or ``wait_async`` — if it had seen
+        it pending (it submitted it, or read it) since an observer was added; in the thread that read it.
+        Each is told once per process. ``automatic`` is true for the drain's auto-approvals. A policy uses
+        this to record how its asks end however, and wherever, a person resolves them. An observer that raises
+        does not undo the resolution: its exception propagates from the call that resolved (or read), with a
+        note saying so. Returns a function that removes the observer.
 
         Raises:
             TypeError: ``observer`` is not callable.
         """
         if not callable(observer):
             raise TypeError(f"observer: expected a callable; got {preview(observer)}")
+        local = self._local
         with self._changed:
-            self._observers = (*self._observers, observer)
+            local.observers = (*local.observers, observer)
 
         def remove() -> None:
             with self._changed:
-                self._observers = tuple(known for known in self._observers if known is not observer)
+                local.observers = tuple(known for known in local.observers if known is not observer)
 
         return remove
 
@@ -589,6 +682,7 @@ class ApprovalQueue:
             try:
                 resolved = self._state.finish(claim, resolved_at)
                 waiters = [] if resolved is None else self._local.waiters.take_async(applying.id)
+                news = resolved is not None and self._local.resolved_here(resolved)
             finally:
                 self._changed.notify_all()
         if resolved is None:
@@ -598,29 +692,29 @@ class ApprovalQueue:
                 action_id=applying.id,
             )
         wake(waiters, resolved)
-        for observer in self._observers:
-            try:
-                observer(resolved, automatic)
-            except BaseException as error:
-                error.add_note(f"ask_permissions: action {resolved.id} is {resolved.status} all the same")
-                raise
+        if news:
+            self._announce(resolved, automatic)
         return resolved
 
-    def _resolve_all(
-        self,
-        action_ids: Iterable[int],
-        *,
-        approve: bool,
-        scope: ResolutionScope | None,
-        feedback: str | None,
-    ) -> list[Action]:
+    def _announce(self, action: Action, automatic: bool | None = None) -> None:
+        """Tell the session's observers in this process of a resolution (outside the lock, once)."""
+        if automatic is None:  # resolved by another process: its decided_by says whether the drain did
+            automatic = action.decided_by == AUTO_APPROVER
+        for observer in self._local.observers:
+            try:
+                observer(action, automatic)
+            except BaseException as error:
+                error.add_note(f"ask_permissions: action {action.id} is {action.status} all the same")
+                raise
+
+    def _resolve_all(self, action_ids: Iterable[int], resolution: Resolution) -> list[Action]:
         resolved: list[Action] = []
         for action_id in action_ids:
             with self._changed:
-                claim = self._state.claim(action_id, approve=approve, scope=scope, feedback=feedback)
+                claim = self._state.claim(action_id, resolution)
                 if claim is None:
                     continue
-                callback = self.on_approve if approve else self.on_reject
+                callback = self.on_approve if resolution.approve else self.on_reject
             resolved.append(self._apply(claim, callback))
         return resolved
 
@@ -685,7 +779,7 @@ class ApprovalQueue:
                     return True
                 if not locked:
                     return None
-                claim = state.claim(head.id, approve=True, scope="once", feedback=None)
+                claim = state.claim(head.id, _AUTO_APPROVAL)
                 callback = self.on_approve
             if claim is not None:  # None: another process resolved the head meanwhile
                 self._apply(claim, callback, automatic=True)

@@ -1,4 +1,4 @@
-"""The queue's snapshot format: the gem's pending actions, plus ``submitted_at``, read strictly."""
+"""The queue's snapshot format: the gem's pending actions, ``submitted_at`` and ``why``, read strictly."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ from datetime import UTC, datetime
 from typing import Any, Final
 
 from ask_permissions._strict import (
-    SNAPSHOT_VERSION,
     child,
     fail,
     guard_reading,
@@ -14,18 +13,22 @@ from ask_permissions._strict import (
     read_list,
     read_mapping,
     read_str,
-    read_version,
 )
 
 from ._action import Action
 from ._args import NotJSONError, json_call_id, json_copy, read_json
+from ._why import read_why, why_data
 
-__all__ = ["MAX_ID", "read_snapshot", "snapshot_data", "snapshot_entry"]
+__all__ = ["MAX_ID", "QUEUE_SNAPSHOT_VERSION", "read_snapshot", "snapshot_data", "snapshot_entry"]
+
+QUEUE_SNAPSHOT_VERSION: Final = 2
+"""The queue snapshot's version: 2 adds each action's ``why``; version 1 (the gem's) is still read."""
 
 MAX_ID: Final = 2**63 - 1
 """The largest action id: what a 64-bit database integer holds, so snapshots move between stores."""
 _ENTRY_REQUIRED: Final = ("id", "tool_name")
 _ENTRY_OPTIONAL: Final = ("tool_call_id", "args", "auto_approvable", "message", "submitted_at")
+_ENTRY_OPTIONAL_BY_VERSION: Final = {1: _ENTRY_OPTIONAL, 2: (*_ENTRY_OPTIONAL, "why")}
 
 
 def _read_id(value: object, path: str, expected: str, least: int) -> int:
@@ -37,8 +40,8 @@ def _read_id(value: object, path: str, expected: str, least: int) -> int:
     return value
 
 
-def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
-    data = read_mapping(entry, path, required=_ENTRY_REQUIRED, optional=_ENTRY_OPTIONAL)
+def _read_entry(entry: object, path: str, default_time: datetime, version: int) -> Action:
+    data = read_mapping(entry, path, required=_ENTRY_REQUIRED, optional=_ENTRY_OPTIONAL_BY_VERSION[version])
     action_id = _read_id(data["id"], child(path, "id"), "a positive integer", 1)
     tool_name = str.__str__(read_str(data["tool_name"], child(path, "tool_name"), non_empty=True))
 
@@ -73,6 +76,13 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
             fail(child(path, "submitted_at"), "an ISO 8601 timestamp", text)
         submitted_at = parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
 
+    why = None
+    if data.get("why") is not None:
+        try:
+            why = read_why(data["why"], child(path, "why"))
+        except NotJSONError as error:
+            fail(error.path, error.expected, error.value)
+
     return Action(
         id=action_id,
         tool_call_id=tool_call_id,
@@ -82,6 +92,7 @@ def _read_entry(entry: object, path: str, default_time: datetime) -> Action:
         status="pending",
         submitted_at=submitted_at,
         message=message,
+        why=why,
     )
 
 
@@ -95,12 +106,14 @@ def read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[A
 
 def _read_snapshot(snapshot: object, default_time: datetime) -> tuple[int, list[Action]]:
     data = read_mapping(snapshot, "", required=("version", "next_id", "pending_actions"))
-    read_version(data, "")
+    version = data.get("version")
+    if type(version) is not int or version not in _ENTRY_OPTIONAL_BY_VERSION:
+        fail("version", f"1 or {QUEUE_SNAPSHOT_VERSION}", version)
     next_id = _read_id(data["next_id"], "next_id", "a non-negative integer", 0)
     actions: dict[int, Action] = {}
     for index, entry in enumerate(read_list(data["pending_actions"], "pending_actions")):
         path = child("pending_actions", index)
-        action = _read_entry(entry, path, default_time)
+        action = _read_entry(entry, path, default_time, version)
         if action.id in actions:
             fail(child(path, "id"), "an id not used by an earlier entry", action.id)
         actions[action.id] = action
@@ -126,10 +139,11 @@ def snapshot_entry(action: Action) -> dict[str, Any]:
         "auto_approvable": action.auto_approvable,
         "message": action.message,
         "submitted_at": action.submitted_at.isoformat(),
+        "why": why_data(action.why),
     }
 
 
 def snapshot_data(last_id: int, pending: list[Action]) -> dict[str, Any]:
     """A queue snapshot; ``ValueError`` naming an action whose arguments or call id it cannot hold."""
     entries = [snapshot_entry(action) for action in pending]
-    return {"version": SNAPSHOT_VERSION, "next_id": last_id, "pending_actions": entries}
+    return {"version": QUEUE_SNAPSHOT_VERSION, "next_id": last_id, "pending_actions": entries}

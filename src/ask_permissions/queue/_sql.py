@@ -18,20 +18,22 @@ import threading
 import time
 import uuid
 from abc import abstractmethod
-from collections.abc import Callable, Collection, Iterable, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, final
 
 from ask_permissions._errors import CorruptStoreError, InvalidSnapshotError, preview
-from ask_permissions.typing import ResolutionScope
+from ask_permissions.typing import AskExplanation, ResolutionScope
 
-from ._action import SCOPES, Action
-from ._args import MAX_JSON_DEPTH, read_json
-from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState, check_session
+from ._action import SCOPES, Action, Resolution, check_decided_by
+from ._args import MAX_JSON_DEPTH, NotJSONError, read_json
+from ._store import ApprovalStore, Claim, Head, LocalSession, QueueState, check_scopes, check_session
+from ._why import read_why, why_data
 
 __all__ = ["DEFAULT_LEASE", "SCHEMA_VERSION", "Execute", "SqlStore", "positive_seconds"]
 
-SCHEMA_VERSION: Final = "1"
+SCHEMA_VERSION: Final = "2"
+"""The schema this version writes; ``MIGRATIONS`` upgrades each older one in place."""
 DEFAULT_LEASE: Final = timedelta(seconds=30)
 """How long an applying action stays claimed by a process that stopped renewing it (it died)."""
 
@@ -56,12 +58,17 @@ _ACTION_COLUMNS: Final = (
     "lease_until",
     "submit_owner",
     "submit_until",
+    "why",
+    "decided_by",
+    "edited_args",
 )
 # What every read of an action returns, in this order, followed by the database's now.
 _READ: Final = (
     "id, tool_call_id, tool_name, args, auto_approvable, message, submitted_at, status, "
-    "resolution_scope, feedback, lease_until, submit_owner, submit_until"
+    "resolution_scope, feedback, lease_until, submit_owner, submit_until, why, decided_by, edited_args, "
+    "resolved_at"
 )
+_NOW_AT: Final = 17  # where the database's now follows a read's columns
 _PENDING_OR_LAPSED: Final = "(status = 'pending' OR (status = 'applying' AND lease_until < {now}))"
 
 SCHEMA: Final = (
@@ -72,11 +79,30 @@ SCHEMA: Final = (
     " args TEXT NOT NULL, auto_approvable BOOLEAN NOT NULL, message TEXT, submitted_at TEXT NOT NULL,"
     " status TEXT NOT NULL, resolution_scope TEXT, feedback TEXT, resolved_at DOUBLE PRECISION,"
     " claim_token TEXT, lease_until DOUBLE PRECISION, submit_owner TEXT, submit_until DOUBLE PRECISION,"
+    " why TEXT, decided_by TEXT, edited_args TEXT,"
     " PRIMARY KEY (session, id))",
     "CREATE TABLE IF NOT EXISTS ask_permissions_grants ("
     " session TEXT NOT NULL, tool_name TEXT NOT NULL, PRIMARY KEY (session, tool_name))",
+    "CREATE TABLE IF NOT EXISTS ask_permissions_hosts ("
+    " session TEXT PRIMARY KEY, scopes TEXT NOT NULL, recorded_at DOUBLE PRECISION NOT NULL)",
 )
-"""The tables: one row per session (its last id), per action, and per granted tool of a session."""
+"""The tables: one row per session (its last id), per action, per granted tool of a session, and per
+session whose agent's host said which answers it honours."""
+MIGRATIONS: Final[dict[str, tuple[str, tuple[str, ...]]]] = {
+    # schema version -> (the version it becomes, the statements that upgrade it, in one transaction)
+    "1": (
+        "2",
+        (
+            # Why an action waits, who resolved it, and the arguments a person's edit approved.
+            "ALTER TABLE ask_permissions_actions ADD COLUMN why TEXT",
+            "ALTER TABLE ask_permissions_actions ADD COLUMN decided_by TEXT",
+            "ALTER TABLE ask_permissions_actions ADD COLUMN edited_args TEXT",
+            # The answers each session's agent's host honours (CREATE TABLE above made it already).
+        ),
+    ),
+}
+"""The in-place upgrades of older schemas: each step runs in the transaction that opens the store, so a
+database is either upgraded whole or not at all, and one opener at a time upgrades it."""
 INDEXES: Final = (
     # The unresolved actions in id order (the head, the pending list), resolved ones by resolution time
     # (forget_resolved), and unresolved ones by call id (pending_for_call): no read walks the history.
@@ -107,7 +133,8 @@ _TEMPLATES: Final = {
     f" AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}),"
     " (SELECT last_id FROM ask_permissions_sessions WHERE session = :session)",
     "claim": "UPDATE ask_permissions_actions SET status = 'applying', claim_token = :token,"
-    " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback"
+    " lease_until = {now} + :lease, resolution_scope = :scope, feedback = :feedback,"
+    " decided_by = :decided_by, edited_args = :edited_args"
     f" WHERE session = :session AND id = :id AND status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED}"
     f" RETURNING {_READ}, {{now}}",
     "finish": "UPDATE ask_permissions_actions SET status = :status, claim_token = NULL, lease_until = NULL,"
@@ -115,7 +142,7 @@ _TEMPLATES: Final = {
     " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
     f" RETURNING {_READ}, {{now}}{{notify}}",
     "release": "UPDATE ask_permissions_actions SET status = 'pending', claim_token = NULL,"
-    " lease_until = NULL, resolution_scope = NULL, feedback = NULL"
+    " lease_until = NULL, resolution_scope = NULL, feedback = NULL, decided_by = NULL, edited_args = NULL"
     " WHERE session = :session AND id = :id AND status = 'applying' AND claim_token = :token"
     " RETURNING id{notify}",
     "end_submit": "UPDATE ask_permissions_actions SET submit_owner = NULL, submit_until = NULL"
@@ -129,9 +156,9 @@ _TEMPLATES: Final = {
     "set_last_id": "INSERT INTO ask_permissions_sessions (session, last_id) VALUES (:session, :last_id)"
     " ON CONFLICT (session) DO UPDATE SET last_id = :last_id",
     "restore": "INSERT INTO ask_permissions_actions"
-    " (session, id, tool_call_id, tool_name, args, auto_approvable, message, submitted_at, status)"
+    " (session, id, tool_call_id, tool_name, args, auto_approvable, message, submitted_at, status, why)"
     " VALUES (:session, :id, :tool_call_id, :tool_name, :args, :auto_approvable, :message, :submitted_at,"
-    " 'pending')",
+    " 'pending', :why)",
     "forget": "DELETE FROM ask_permissions_actions WHERE session = :session"
     " AND status IN ('approved', 'rejected') AND resolved_at < :cutoff{keep}",
     "grant": "INSERT INTO ask_permissions_grants (session, tool_name) VALUES (:session, :name)"
@@ -141,11 +168,22 @@ _TEMPLATES: Final = {
     "is_granted": "SELECT 1 FROM ask_permissions_grants WHERE session = :session AND tool_name = :name",
     "granted": "SELECT tool_name FROM ask_permissions_grants WHERE session = :session",
     "sessions": "SELECT session FROM ask_permissions_sessions ORDER BY session",
+    "sessions_with": "SELECT session FROM ask_permissions_actions WHERE id = :id ORDER BY session",
+    "resolved": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
+    " WHERE status IN ('approved', 'rejected') ORDER BY resolved_at DESC, id DESC LIMIT :limit",
+    "resolved_in": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
+    " WHERE session = :session AND status IN ('approved', 'rejected') ORDER BY resolved_at DESC, id DESC"
+    " LIMIT :limit",
     "all_pending": f"SELECT session, {_READ}, {{now}} FROM ask_permissions_actions"
     f" WHERE status IN ('pending', 'applying') AND {_PENDING_OR_LAPSED} ORDER BY session, id",
+    "record_scopes": "INSERT INTO ask_permissions_hosts (session, scopes, recorded_at)"
+    " VALUES (:session, :scopes, {now})"
+    " ON CONFLICT (session) DO UPDATE SET scopes = :scopes, recorded_at = {now}",
+    "honoured_scopes": "SELECT scopes FROM ask_permissions_hosts WHERE session = :session",
     "columns_meta": "SELECT value FROM ask_permissions_meta WHERE name = 'schema_version'",
     "set_meta": "INSERT INTO ask_permissions_meta (name, value) VALUES ('schema_version', :version)"
     " ON CONFLICT (name) DO NOTHING",
+    "upgrade_meta": "UPDATE ask_permissions_meta SET value = :version WHERE name = 'schema_version'",
 }
 _NAME: Final = re.compile(r"(?<![:\w]):([a-z_][a-z0-9_]*)")
 
@@ -226,7 +264,7 @@ def decode_action(row: Sequence[Any], session: str, store: str) -> Action:
         CorruptStoreError: anything ``insert``, ``claim``, ``finish`` or ``release`` would not have written.
     """
     (action_id, call_id, tool_name, args, auto, message, submitted, status, scope, feedback, lease) = row[:11]
-    now = row[13]
+    now = row[_NOW_AT]
     where = _Row(store, session, action_id)
     if type(action_id) is not int or not 0 < action_id < 2**63:
         raise where.bad("id", "a positive integer", action_id)
@@ -260,11 +298,12 @@ def decode_action(row: Sequence[Any], session: str, store: str) -> Action:
         raise where.bad("feedback", "null for a pending action", said)
     if status == "approved" and (scope is None or said is not None):
         raise where.bad("resolution_scope", "a scope, and no feedback, for an approval", scope)
+    why, decided_by, edited, resolved_at = _decode_answer(where, status, row[13:_NOW_AT])
     if status == "applying":
         if not isinstance(lease, int | float) or isinstance(lease, bool):
             raise where.bad("lease_until", "the claim's lease (seconds)", lease)
         if lease < now:  # the claiming process stopped renewing it: pending again
-            status, scope, said = "pending", None, None
+            status, scope, said, decided_by, edited = "pending", None, None, None, None
     return Action(
         id=action_id,
         tool_call_id=call_id,
@@ -276,7 +315,52 @@ def decode_action(row: Sequence[Any], session: str, store: str) -> Action:
         message=text,
         resolution_scope=scope,
         feedback=said,
+        why=why,
+        decided_by=decided_by,
+        resolved_at=resolved_at,
+        edited_args=edited,
     )
+
+
+def _decode_answer(
+    where: _Row, status: str, raw: Sequence[Any]
+) -> tuple[AskExplanation | None, str | None, object, datetime | None]:
+    """The columns schema 2 added (why the action waits, who resolved it, the edit), and when it resolved."""
+    why_raw, decider_raw, edited_raw, resolved_raw = raw
+    why = None
+    if why_raw is not None:
+        try:
+            why = read_why(where.json(why_raw, "why"))
+        except NotJSONError as error:
+            raise where.bad("why", f"an explanation ({error.path}: {error.expected})", why_raw) from None
+    decided_by = where.optional_text(decider_raw, "decided_by")
+    if decided_by is not None:
+        try:
+            check_decided_by(decided_by)
+        except ValueError:
+            raise where.bad("decided_by", "a name of 1 to 200 printable characters", decided_by) from None
+    edited = None
+    if edited_raw is not None:
+        parsed_edit = where.json(edited_raw, "edited_args")
+        if not isinstance(parsed_edit, dict):
+            raise where.bad("edited_args", "a JSON object", edited_raw)
+        try:
+            edited = read_json(parsed_edit, "edited_args")
+        except InvalidSnapshotError:
+            raise where.bad("edited_args", f"JSON nested at most {MAX_JSON_DEPTH} deep", edited_raw) from None
+    if status == "pending" and (decided_by is not None or edited is not None):
+        raise where.bad("decided_by", "null, with edited_args, for a pending action", decided_by)
+    if status == "rejected" and edited is not None:
+        raise where.bad("edited_args", "null for a rejected action", edited_raw)
+    resolved_at = None
+    if status in ("approved", "rejected"):
+        if not isinstance(resolved_raw, int | float) or isinstance(resolved_raw, bool):
+            raise where.bad("resolved_at", "the resolution's time (seconds)", resolved_raw)
+        try:
+            resolved_at = datetime.fromtimestamp(resolved_raw, UTC)
+        except (ValueError, OverflowError, OSError):
+            raise where.bad("resolved_at", "the resolution's time (seconds)", resolved_raw) from None
+    return why, decided_by, edited, resolved_at
 
 
 class _Head(NamedTuple):
@@ -297,16 +381,22 @@ def decode_head(row: Sequence[Any], session: str, store: str) -> Head:
     return _Head(action_id, name, bool(auto))
 
 
+def _json_text(value: object) -> str:
+    """Arguments as a JSON column holds them (the queue checked that they are JSON)."""
+    return json.dumps(value, separators=(",", ":"), allow_nan=False)
+
+
 def encode_action(action: Action) -> dict[str, Any]:
     """The columns of a new pending row (the queue checked, at submit, that they can be written)."""
     return {
         "id": action.id,
         "tool_call_id": None if action.tool_call_id is None else json.dumps(action.tool_call_id),
         "tool_name": text_column(action.tool_name),
-        "args": json.dumps(action.args, separators=(",", ":"), allow_nan=False),
+        "args": _json_text(action.args),
         "auto_approvable": action.auto_approvable,
         "message": text_column(action.message),
         "submitted_at": action.submitted_at.isoformat(),
+        "why": None if action.why is None else json.dumps(why_data(action.why)),
     }
 
 
@@ -393,6 +483,20 @@ class SqlStore(ApprovalStore):
             execute(statement, {})
         execute(self._statement("set_meta"), {"version": SCHEMA_VERSION})
         [(version,)] = execute(self._statement("columns_meta"), {})
+        while version in MIGRATIONS:  # a database made by an earlier version: upgrade it in place
+            old = version
+            version, steps = MIGRATIONS[old]
+            for statement in steps:
+                try:
+                    execute(statement, {})
+                except Exception as error:  # the driver's: the table is not as schema `old` left it
+                    raise corrupt(
+                        f"{self._where}: ask_permissions_meta.schema_version",
+                        f"the tables schema {old} has, to upgrade them to {version} (the step "
+                        f"{statement!r} failed: {' '.join(str(error).split())})",
+                        old,
+                    ) from error
+            execute(self._statement("upgrade_meta"), {"version": version})
         if version != SCHEMA_VERSION:
             raise corrupt(
                 f"{self._where}: ask_permissions_meta.schema_version",
@@ -451,6 +555,23 @@ class SqlStore(ApprovalStore):
             names.append(name)
         return sorted(names)
 
+    def record_scopes(self, session: str, scopes: Mapping[ResolutionScope, str]) -> None:
+        text = json.dumps(check_scopes(scopes))
+        self._execute(
+            self._statement("record_scopes"), {"session": session, "scopes": text, "now": self._now()}
+        )
+
+    def honoured_scopes(self, session: str) -> dict[ResolutionScope, str] | None:
+        rows = self._execute(self._statement("honoured_scopes"), {"session": session})
+        if not rows:
+            return None
+        raw = rows[0][0]
+        try:
+            return check_scopes(json.loads(raw) if isinstance(raw, str) else raw)
+        except (TypeError, ValueError, RecursionError):
+            path = f"{self._where}: ask_permissions_hosts[session={preview(session)}].scopes"
+            raise corrupt(path, "a JSON object of scope to description, with once", raw) from None
+
     def sessions(self) -> list[str]:
         return [self._session_name(session) for (session,) in self._execute(self._statement("sessions"), {})]
 
@@ -460,6 +581,24 @@ class SqlStore(ApprovalStore):
             (session, decode_action(row[1:], session, self._where))
             for row in rows
             for session in (self._session_name(row[0]),)
+        ]
+
+    def sessions_with(self, action_id: int) -> list[str]:
+        if not 0 < action_id < 2**63:
+            return []
+        rows = self._execute(self._statement("sessions_with"), {"id": action_id})
+        return [self._session_name(session) for (session,) in rows]
+
+    def resolved_actions(self, session: str | None = None, limit: int = 100) -> list[tuple[str, Action]]:
+        params: dict[str, Any] = {"limit": max(0, int(limit)), "now": self._now()}
+        if session is None:
+            rows = self._execute(self._statement("resolved"), params)
+        else:
+            rows = self._execute(self._statement("resolved_in"), params | {"session": session})
+        return [
+            (name, decode_action(row[1:], name, self._where))
+            for row in rows
+            for name in (self._session_name(row[0]),)
         ]
 
     def _session_name(self, value: object) -> str:
@@ -607,19 +746,20 @@ class _SqlQueue(QueueState):
         [(pending, last_id)] = self._store._execute(self._store._statement("counts"), self._params())
         return int(pending), 0 if last_id is None else int(last_id)
 
-    def claim(
-        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
-    ) -> Claim | None:
+    def claim(self, action_id: int, resolution: Resolution) -> Claim | None:
         store = self._store
         if not 0 < action_id < 2**63:
             return None
         token = uuid.uuid4().hex
+        approve = resolution.approve
         params = self._params(
             id=action_id,
             token=token,
             lease=store._lease,
-            scope=scope if approve else None,
-            feedback=None if approve else text_column(feedback),
+            scope=resolution.scope if approve else None,
+            feedback=None if approve else text_column(resolution.feedback),
+            decided_by=text_column(resolution.decided_by),
+            edited_args=None if resolution.edited_args is None else _json_text(resolution.edited_args),
         )
         with store._transaction() as execute:
             rows = execute(store._statement("claim"), params)

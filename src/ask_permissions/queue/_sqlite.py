@@ -32,9 +32,9 @@ while someone waits)."""
 # writer comes between its read of the last id and its insert), and the trigger keeps the last id.
 _INSERT: Final = (
     "INSERT INTO ask_permissions_actions (session, id, tool_call_id, tool_name, args, auto_approvable,"
-    " message, submitted_at, status, submit_owner, submit_until)"
+    " message, submitted_at, status, submit_owner, submit_until, why)"
     " SELECT :session, last + 1, :tool_call_id, :tool_name, :args, :auto_approvable, :message,"
-    " :submitted_at, 'pending', :submit_owner, :submit_until"
+    " :submitted_at, 'pending', :submit_owner, :submit_until, :why"
     " FROM (SELECT COALESCE((SELECT last_id FROM ask_permissions_sessions WHERE session = :session), 0)"
     f" AS last) WHERE last < {MAX_ID} RETURNING id"
 )

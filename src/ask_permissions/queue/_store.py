@@ -6,14 +6,14 @@ import contextlib
 import threading
 from abc import ABC, abstractmethod
 from collections import OrderedDict, deque
-from collections.abc import Callable, Collection, Hashable, Iterable
+from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from datetime import datetime
-from typing import ClassVar, Final, NamedTuple, Protocol, final
+from typing import ClassVar, Final, NamedTuple, Protocol, TypeAlias, final
 
 from ask_permissions._errors import preview
 from ask_permissions.typing import ResolutionScope
 
-from ._action import RESOLVED, Action, evolve
+from ._action import RESOLVED, SCOPES, Action, Resolution, applying, released, resolved
 from ._drain import DrainTickets
 from ._waiters import Waiters, wake
 
@@ -25,6 +25,8 @@ __all__ = [
     "LocalSession",
     "MemoryStore",
     "QueueState",
+    "ResolutionObserver",
+    "check_scopes",
     "check_session",
     "store_or_memory",
 ]
@@ -45,6 +47,30 @@ def store_or_memory(store: object) -> ApprovalStore:
     if not isinstance(store, ApprovalStore):
         raise TypeError(f"store: expected an ApprovalStore; got {preview(store)}")
     return store
+
+
+def check_scopes(scopes: object) -> dict[ResolutionScope, str]:
+    """What a host honours: a mapping of ``"once"``, ``"session"``, ``"project"`` to a description.
+
+    Raises:
+        TypeError: not a mapping, or a description that is not a string.
+        ValueError: an unknown scope, or ``"once"`` missing (every host runs an approved call once).
+    """
+    if not isinstance(scopes, Mapping):
+        raise TypeError(f"scopes: expected a mapping of scope to description; got {preview(scopes)}")
+    checked: dict[ResolutionScope, str] = {}
+    for scope, description in scopes.items():
+        known = next((name for name in SCOPES if name == scope), None)
+        if known is None:
+            raise ValueError(f"scopes: expected keys among {', '.join(SCOPES)}; got {preview(scope)}")
+        if not isinstance(description, str):
+            raise TypeError(
+                f"scopes[{known!r}]: expected a description (a string); got {preview(description)}"
+            )
+        checked[known] = str.__str__(description)
+    if "once" not in checked:
+        raise ValueError(f"scopes: expected 'once' among the keys; got {preview(sorted(checked))}")
+    return {name: checked[name] for name in SCOPES if name in checked}
 
 
 def check_session(session: object) -> str:
@@ -95,13 +121,37 @@ class LocalSession:
     and by a durable store's watcher when another process changed the session.
     """
 
-    __slots__ = ("changed", "drain", "state", "waiters")
+    __slots__ = ("announced", "changed", "drain", "known_pending", "observers", "state", "waiters")
 
     def __init__(self, state: QueueState) -> None:
         self.state: Final = state
         self.changed: Final = threading.Condition(threading.Lock())
         self.drain: Final = DrainTickets(self.changed)
         self.waiters: Final = Waiters()
+        # Who hears of the session's resolutions in this process (policies recording how their asks
+        # end), and the pending ids this process has seen while someone listened: the ones whose
+        # resolution by another process it announces, once, when it first sees them resolved.
+        self.observers: tuple[ResolutionObserver, ...] = ()
+        self.known_pending: Final[set[int]] = set()
+        self.announced: Final = _Announced()
+
+    def noticed(self, action: Action | None) -> Action | None:
+        """Locked: note an action just read; returns it if its resolution is news to this process."""
+        if action is None or not self.observers:
+            return None
+        if action.status == "pending":
+            self.known_pending.add(action.id)
+            return None
+        if action.status in RESOLVED and action.id in self.known_pending:
+            self.known_pending.discard(action.id)
+            if self.announced.add(action.id):
+                return action
+        return None
+
+    def resolved_here(self, action: Action) -> bool:
+        """Locked: this process resolved ``action``; whether its observers are still to hear of it."""
+        self.known_pending.discard(action.id)
+        return self.announced.add(action.id)
 
     def changed_elsewhere(self) -> None:
         """Another process may have changed the session: wake whoever waits, to look again."""
@@ -115,6 +165,31 @@ class LocalSession:
                             wake(woken, action)
             finally:
                 self.changed.notify_all()
+
+
+ResolutionObserver: TypeAlias = Callable[[Action, bool], object]
+"""Told of each resolution: the resolved action, and whether the queue's drain auto-approved it."""
+
+_ANNOUNCED_MEMORY: Final = 4096
+
+
+@final
+class _Announced:
+    """The ids whose resolution this process's observers have heard of (the most recent ones)."""
+
+    __slots__ = ("_ids",)
+
+    def __init__(self) -> None:
+        self._ids: OrderedDict[int, None] = OrderedDict()
+
+    def add(self, action_id: int) -> bool:
+        """Note ``action_id``; whether it is new."""
+        if action_id in self._ids:
+            return False
+        self._ids[action_id] = None
+        if len(self._ids) > _ANNOUNCED_MEMORY:
+            self._ids.popitem(last=False)
+        return True
 
 
 class QueueState(ABC):
@@ -166,14 +241,14 @@ class QueueState(ABC):
         """``(how many actions are pending, the last id given)``."""
 
     @abstractmethod
-    def claim(
-        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
-    ) -> Claim | None:
-        """Mark a pending action applying, for this process to resolve; None if it is not pending."""
+    def claim(self, action_id: int, resolution: Resolution) -> Claim | None:
+        """Mark a pending action applying, with what ``resolution`` says, for this process to resolve;
+        None if it is not pending."""
 
     @abstractmethod
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
-        """Record the claimed action approved or rejected; None if the claim was lost meanwhile."""
+        """Record the claimed action approved or rejected at ``resolved_at``; None if the claim was lost
+        meanwhile."""
 
     @abstractmethod
     def release(self, claim: Claim) -> None:
@@ -269,6 +344,21 @@ class ApprovalStore(ABC):
                 pending.extend((session, action) for action in local.state.pending())
         return pending
 
+    def sessions_with(self, action_id: int) -> list[str]:
+        """The sessions that hold an action with this id (in any status), sorted."""
+        found = []
+        for session in self.sessions():
+            local = self.local(session)
+            with local.changed:
+                if local.state.get(action_id) is not None:
+                    found.append(session)
+        return found
+
+    @abstractmethod
+    def resolved_actions(self, session: str | None = None, limit: int = 100) -> list[tuple[str, Action]]:
+        """``(session, action)`` for the most recently resolved actions (of one session, or of all), newest
+        first, at most ``limit``: the history a person looks back on (forgotten ones are gone)."""
+
     # -- the grants --------------------------------------------------------------------------------------
 
     @abstractmethod
@@ -290,6 +380,20 @@ class ApprovalStore(ABC):
     @abstractmethod
     def granted(self, session: str) -> list[str]:
         """The granted names, sorted."""
+
+    # -- what the session's host honours -------------------------------------------------------------------
+
+    @abstractmethod
+    def record_scopes(self, session: str, scopes: Mapping[ResolutionScope, str]) -> None:
+        """Record the answers the agent's host of ``session`` carries out: scope → what it does.
+
+        A policy built over a durable queue records them, so that a person answering from another process
+        (the command, the web inbox) is offered only what the agent will honour.
+        """
+
+    @abstractmethod
+    def honoured_scopes(self, session: str) -> dict[ResolutionScope, str] | None:
+        """What ``record_scopes`` recorded last for ``session``, or None when no host recorded any."""
 
     def close(self) -> None:
         """Release what the store holds (connections, threads); a closed store must not be used again."""
@@ -381,34 +485,26 @@ class _MemoryQueue(QueueState):
     def counts(self) -> tuple[int, int]:
         return len(self.unresolved) - len(self.applying), self.last_id
 
-    def claim(
-        self, action_id: int, *, approve: bool, scope: ResolutionScope | None, feedback: str | None
-    ) -> Claim | None:
+    def claim(self, action_id: int, resolution: Resolution) -> Claim | None:
         action = self.actions.get(action_id)
         if action is None or action.status != "pending":
             return None
-        applying = evolve(action, "applying", scope if approve else None, None if approve else feedback)
-        self.actions[action_id] = applying
+        taken = applying(action, resolution)
+        self.actions[action_id] = taken
         self.applying.add(action_id)
-        return Claim(applying, approve)
+        return Claim(taken, resolution.approve)
 
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
-        applying = claim.action
-        resolved = evolve(
-            applying,
-            "approved" if claim.approve else "rejected",
-            applying.resolution_scope,
-            applying.feedback,
-        )
-        self.actions[applying.id] = resolved
-        self.applying.discard(applying.id)
-        self._untrack(applying)
-        key = _call_key(applying.tool_call_id)
+        taken = claim.action
+        done = self.actions[taken.id] = resolved(taken, claim.approve, resolved_at)
+        self.applying.discard(taken.id)
+        self._untrack(taken)
+        key = _call_key(taken.tool_call_id)
         if key is not None and not claim.approve:
-            self.rejected_by_call.setdefault(key, []).append(applying.id)
-        self.resolved_ids.append(applying.id)
+            self.rejected_by_call.setdefault(key, []).append(taken.id)
+        self.resolved_ids.append(taken.id)
         self.resolved_times.append(resolved_at)
-        return resolved
+        return done
 
     def _forget_rejected(self, action: Action) -> None:
         key = _call_key(action.tool_call_id)
@@ -420,7 +516,7 @@ class _MemoryQueue(QueueState):
             del self.rejected_by_call[key]
 
     def release(self, claim: Claim) -> None:
-        self.actions[claim.action.id] = evolve(claim.action, "pending", None, None)
+        self.actions[claim.action.id] = released(claim.action)
         self.applying.discard(claim.action.id)
 
     def restore(self, next_id: int, actions: list[Action]) -> int | None:
@@ -468,6 +564,7 @@ class MemoryStore(ApprovalStore):
         super().__init__()
         self._queues: Final[dict[str, _MemoryQueue]] = {}
         self._grants: Final[dict[str, set[str]]] = {}
+        self._scopes: Final[dict[str, dict[ResolutionScope, str]]] = {}
         self._lock: Final = threading.Lock()
 
     def __repr__(self) -> str:
@@ -504,6 +601,34 @@ class MemoryStore(ApprovalStore):
     def granted(self, session: str) -> list[str]:
         with self._lock:
             return sorted(self._grants.get(session, ()))
+
+    def resolved_actions(self, session: str | None = None, limit: int = 100) -> list[tuple[str, Action]]:
+        with self._lock:
+            queues = (
+                sorted(self._queues.items()) if session is None else [(session, self._queues.get(session))]
+            )
+        found: list[tuple[datetime, int, str, Action]] = []
+        for name, state in queues:
+            if state is None:
+                continue
+            with self.local(name).changed:
+                for taken, action_id in enumerate(reversed(state.resolved_ids)):
+                    if taken >= limit:
+                        break
+                    action = state.actions[action_id]
+                    found.append((action.resolved_at or action.submitted_at, action_id, name, action))
+        found.sort(key=lambda entry: (entry[0], entry[1]), reverse=True)
+        return [(name, action) for _, _, name, action in found[:limit]]
+
+    def record_scopes(self, session: str, scopes: Mapping[ResolutionScope, str]) -> None:
+        checked = check_scopes(scopes)
+        with self._lock:
+            self._scopes[session] = checked
+
+    def honoured_scopes(self, session: str) -> dict[ResolutionScope, str] | None:
+        with self._lock:
+            found = self._scopes.get(session)
+            return None if found is None else dict(found)
 
 
 def _call_key(tool_call_id: object) -> tuple[type, Hashable] | None:

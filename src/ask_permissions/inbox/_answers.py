@@ -1,0 +1,105 @@
+"""A person's answer, checked before it is given: the scopes the agent's host honours, edited arguments read
+from JSON, who answers, and which session holds an id. Shared by ``approvals`` and the web inbox."""
+
+from __future__ import annotations
+
+import getpass
+import json
+import os
+from collections.abc import Mapping
+from typing import Any, Final
+
+from ask_permissions._errors import preview
+from ask_permissions.queue._action import SCOPES, Action
+from ask_permissions.queue._store import ApprovalStore
+from ask_permissions.typing import ResolutionScope
+
+__all__ = [
+    "ONCE",
+    "AnswerError",
+    "answer_scopes",
+    "default_user",
+    "is_unchanged",
+    "read_arguments",
+    "scope_refusal",
+]
+
+ONCE: Final[dict[ResolutionScope, str]] = {"once": "runs this call once"}
+
+
+class AnswerError(ValueError):
+    """An answer a person may not give (a scope the host would not honour, edited arguments that are not a
+    JSON object); nothing was resolved. The message says why, for the person."""
+
+
+def answer_scopes(store: ApprovalStore, session: str, action: Action) -> dict[ResolutionScope, str]:
+    """The answers the agent's host carries out for ``action``: scope → what it does.
+
+    The action's own ``why["scopes"]`` (its policy said so when it queued the call), else what a policy over
+    the session recorded in the store, else ``once`` only: with no word from the host, nothing beyond the
+    call itself is promised.
+    """
+    why = action.why
+    if why is not None and "scopes" in why:
+        return dict(why["scopes"])
+    recorded = store.honoured_scopes(session)
+    return dict(ONCE) if recorded is None else recorded
+
+
+def scope_refusal(store: ApprovalStore, session: str, action: Action, scope: object) -> str | None:
+    """Why ``scope`` may not be given to ``action``, or ``None`` when the host honours it."""
+    if scope not in SCOPES:
+        return f"unknown scope {preview(scope)}; expected one of {', '.join(SCOPES)}"
+    honoured = answer_scopes(store, session, action)
+    if scope in honoured:
+        return None
+    offered = ", ".join(f"{name} ({text})" for name, text in honoured.items())
+    why = action.why
+    if why is not None and "scopes" in why:
+        reason = f"the agent's host cannot carry out a {scope!r} answer for this call"
+    elif store.honoured_scopes(session) is None:
+        reason = (
+            f"no policy over session {session!r} said which answers its host carries out, "
+            f"so a {scope!r} answer might be recorded and never honoured"
+        )
+    else:
+        reason = f"the agent's host of session {session!r} does not carry out {scope!r} answers"
+    return f"action {action.id}: {reason}; it honours: {offered}"
+
+
+def read_arguments(text: str) -> dict[str, Any]:
+    """Edited arguments typed by a person: a JSON object.
+
+    Raises:
+        AnswerError: the text is not JSON (with the parser's message and position), or not an object.
+    """
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise AnswerError(f"edited arguments are not JSON: {error}") from None
+    except RecursionError:
+        raise AnswerError("edited arguments are not JSON: nested too deeply to read") from None
+    if not isinstance(value, dict):
+        raise AnswerError(
+            f"edited arguments must be a JSON object (the tool's named arguments); got {type(value).__name__}"
+            f" {preview(value)}"
+        )
+    return value
+
+
+def is_unchanged(action: Action, arguments: Mapping[str, Any]) -> bool:
+    """Whether edited arguments say exactly what the call already says (then it is no edit)."""
+    return _canonical(arguments) == _canonical(action.args)
+
+
+def _canonical(value: object) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), default=repr)
+
+
+def default_user() -> str:
+    """Who answers when no name is given: the operating-system user running the command."""
+    try:
+        name = getpass.getuser()
+    except (OSError, KeyError, ImportError):  # no login name and no password-file entry
+        name = ""
+    return name if name and name.isprintable() else f"uid {os.getuid()}"
