@@ -78,7 +78,7 @@ class TestProof:
         _assert_none_allowed(found, answers[-1:])
 
     def test_a_wrapped_rejection_keeps_the_prefix_out(self) -> None:
-        """``timeout 5 git push --force x`` rejected: ``Bash(git push *)`` would allow it, so it is not made."""
+        """``timeout 5 git push --force x`` rejected: ``Bash(git push *)`` would allow it; it is not made."""
         answers = [
             _bash("git push origin a", True),
             _bash("git push origin a", True),
