@@ -9,12 +9,11 @@ from typing import Any, Final, TextIO
 
 from ask_permissions.evidence._audit import read_audit
 from ask_permissions.evidence._replay import Replay, calls_from_audit, calls_from_store, replay
-from ask_permissions.queue._history import open_history
 from ask_permissions.queue._open import describe_url
 
 from ._approvals import _cell
 from ._output import shown_call
-from ._policies import load_cli_policy
+from ._policies import load_cli_policy, read_history
 
 __all__ = ["add_parser", "run_replay"]
 
@@ -63,8 +62,8 @@ def run_replay(options: argparse.Namespace, out: TextIO | None = None) -> int:
         found = replay(policy, calls_from_audit(read_audit(options.audit)))
         source = options.audit
     else:
-        with open_history(options.store) as history:
-            found = replay(policy, calls_from_store(history.actions(), describe_url(options.store)))
+        with read_history(options.store) as actions:
+            found = replay(policy, calls_from_store(actions, describe_url(options.store)))
         source = describe_url(options.store)
     if options.json:
         print(json.dumps(found.to_dict(), indent=2, ensure_ascii=False, default=str), file=out)

@@ -11,18 +11,18 @@ import sys
 import tempfile
 import tomllib
 from collections.abc import Sequence
-from typing import Any, Final, TextIO
+from dataclasses import dataclass
+from typing import Any, Final, TextIO, final
 
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._strict import fail
 from ask_permissions.evidence._suggest import Answer, SuggestionContext, Suggestions, suggest
 from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
 from ask_permissions.policy._layered import LayeredPolicy
-from ask_permissions.queue._history import open_history
 from ask_permissions.queue._open import describe_url
 from ask_permissions.queue._queue import AUTO_APPROVER, ApprovalQueue
 from ask_permissions.rules._text import read_kinds
-from ask_permissions.settings._atomic import update_json_file
+from ask_permissions.settings._atomic import _locked
 from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
 from ask_permissions.settings._settings import AGENT_DIR, PermissionSettings
@@ -31,8 +31,12 @@ from ask_permissions.typing import Evaluator
 
 from ._approvals import _cell
 from ._output import shown_call
+from ._policies import read_history
 
 __all__ = ["add_parser", "run_suggest", "suggestion_context"]
+
+EXIT_OK: Final = 0
+EXIT_NOT_PROVEN: Final = 1
 
 _MACHINE_DECIDERS: Final = frozenset({AUTO_APPROVER, REVIEWER, RULE_DECIDER})
 """Who resolves asks without a person: their approvals asked nobody, so no rule would save a prompt."""
@@ -47,7 +51,8 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "directories, domains, MCP tools; never broader than the approvals need) that would have answered "
         "the most approvals, each proven to match no call a person rejected and no call a deny rule covers. "
         "Prints them with the prompts each would have saved; writes nothing unless --write FILE (a settings "
-        "or policy file), and then only after printing the diff. Exit status 0, or 2 for bad input.",
+        "or policy file), and then only after printing the diff and when the proof holds. Exit status 0; 1 "
+        "when the proof fails (nothing is written); 2 for bad input.",
     )
     parser.add_argument("--store", metavar="URL", required=True, help="sqlite:///PATH or postgresql://...")
     parser.add_argument(
@@ -73,7 +78,7 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
     """
     out = sys.stdout if out is None else out
     context = suggestion_context(options.policy or _implied_policy(options.write))
-    with open_history(options.store) as history:
+    with read_history(options.store) as actions:
         answers = [
             Answer(
                 entry.action.tool_name,
@@ -81,18 +86,36 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
                 entry.action.is_approved,
                 f"session {entry.session!r} action {entry.action.id}",
             )
-            for entry in history.actions()
+            for entry in actions
             if entry.action.status in ("approved", "rejected")
             and not (entry.action.is_approved and entry.action.decided_by in _MACHINE_DECIDERS)
         ]
     found = suggest(answers, context, min_count=options.min_count)
+    edit = None
+    if options.write is not None and found.rules and found.proven:
+        edit = _planned(options.write, [rule.rule for rule in found.rules])
     if options.json:
-        print(json.dumps(_as_json(found), indent=2, ensure_ascii=False, default=str), file=out)
+        report = _as_json(found)
+        if options.write is not None:
+            report["write"] = {"file": options.write, "diff": "" if edit is None else edit.diff()}
+        print(json.dumps(report, indent=2, ensure_ascii=False, default=str), file=out)
     else:
         _print(out, found, describe_url(options.store), options.min_count)
-    if options.write is not None and found.rules:
-        _write(out, options.write, [rule.rule for rule in found.rules])
-    return 0
+    if options.write is None or not found.rules:
+        return EXIT_OK
+    note = sys.stderr if options.json else out  # --json keeps standard output one JSON object
+    if not found.proven:
+        print(f"{options.write}: not written: some rejected or denied call would proceed", file=note)
+        return EXIT_NOT_PROVEN
+    if edit is None:
+        print(f"{options.write}: every rule is there already; nothing written", file=note)
+        return EXIT_OK
+    if not options.json:
+        out.write(edit.diff())
+    out.flush()
+    edit.apply()
+    print(f"{options.write}: {len(found.rules)} allow rules written", file=note)
+    return EXIT_OK
 
 
 def _implied_policy(write: str | None) -> str | None:
@@ -108,8 +131,16 @@ def _is_policy_file(path: str) -> bool:
     if path.endswith(".toml"):
         return True
     try:
-        data = parse_policy_bytes(read_policy_bytes(path), path, toml=False)
-    except (OSError, InvalidSnapshotError):
+        return _is_policy_text(read_policy_bytes(path).decode("utf-8"), path)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def _is_policy_text(text: str, path: str) -> bool:
+    """Whether JSON text is a policy file (it has a ``version``) rather than a settings file."""
+    try:
+        data = parse_policy_bytes(text.encode("utf-8"), path, toml=False)
+    except InvalidSnapshotError:
         return False
     return isinstance(data, dict) and "version" in data
 
@@ -241,25 +272,79 @@ def _as_json(found: Suggestions) -> dict[str, Any]:
 # -- writing ------------------------------------------------------------------------------------------
 
 
-def _write(out: TextIO, path: str, rules: list[str]) -> None:
-    """Add the rules to the file's allow list: print the diff, write atomically, check it still loads."""
+@final
+@dataclass(frozen=True, slots=True)
+class _Edit:
+    """The rules added to a file's allow list: its text now, and the text it would have."""
+
+    path: str
+    old: str
+    new: str
+    settings: bool  # a settings file (JSON, no ``version``), which an agent may write too
+
+    def diff(self) -> str:
+        lines = difflib.unified_diff(
+            self.old.splitlines(True), self.new.splitlines(True), self.path, self.path
+        )
+        return "".join(line if line.endswith("\n") else line + "\n" for line in lines)
+
+    def apply(self) -> None:
+        """Write the new text atomically, once it is checked to load, and only over the text the diff showed.
+
+        Raises:
+            ValueError: the file changed since the diff was made, or the new text does not load (nothing
+                is written).
+            OSError: the file cannot be written.
+        """
+        lock = _locked(self.path) if self.settings else contextlib.nullcontext()
+        with lock:  # the lock an agent's "don't ask again" takes to write a settings file
+            if _read_text(self.path) != self.old:
+                raise ValueError(
+                    f"--write: {self.path} changed while suggest ran; nothing written (run it again)"
+                )
+            directory = os.path.dirname(os.path.abspath(self.path))
+            suffix = ".toml" if self.path.endswith(".toml") else ".json"
+            handle, temporary = tempfile.mkstemp(prefix=".suggest-", suffix=suffix, dir=directory)
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8") as file:
+                    file.write(self.new)
+                    file.flush()
+                    os.fsync(file.fileno())
+                try:
+                    _check_loads(temporary, self.path)
+                except (InvalidSnapshotError, ValueError, TypeError) as error:
+                    message = str(error).replace(temporary, self.path)
+                    raise ValueError(f"--write: {message}; nothing written") from None
+                os.replace(temporary, self.path)
+            except BaseException:
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
+                raise
+            with contextlib.suppress(OSError):  # the rename must reach the disk too
+                directory_handle = os.open(directory, os.O_RDONLY)
+                try:
+                    os.fsync(directory_handle)
+                finally:
+                    os.close(directory_handle)
+
+
+def _planned(path: str, rules: list[str]) -> _Edit | None:
+    """The edit adding the rules to the file's allow list (``None``: every rule is there already)."""
     toml = path.endswith(".toml")
-    try:
-        old = read_policy_bytes(path).decode("utf-8")
-    except FileNotFoundError:
-        old = ""
+    old = _read_text(path)
     new = _toml_with(old, rules, path) if toml else _json_with(old, rules, path)
     if new == old:
-        print(f"{path}: every rule is there already; nothing written", file=out)
-        return
-    diff = difflib.unified_diff(old.splitlines(True), new.splitlines(True), path, path)
-    out.writelines(diff)
-    if toml:
-        _replace(path, new)
-    else:
-        update_json_file(path, lambda current: json.loads(new))
-    _check_loads(path)
-    print(f"{path}: {len(rules)} allow rules written", file=out)
+        return None
+    return _Edit(path, old, new, settings=not toml and not _is_policy_text(new, path))
+
+
+def _read_text(path: str) -> str:
+    try:
+        return read_policy_bytes(path).decode("utf-8")
+    except FileNotFoundError:
+        return ""
+    except UnicodeDecodeError as error:
+        raise ValueError(f"--write: {path}: expected UTF-8 text ({error.reason})") from None
 
 
 def _json_with(old: str, rules: list[str], path: str) -> str:
@@ -326,28 +411,13 @@ def _toml_with(old: str, rules: list[str], path: str) -> str:
     )
 
 
-def _replace(path: str, text: str) -> None:
-    directory = os.path.dirname(os.path.abspath(path))
-    handle, temporary = tempfile.mkstemp(prefix=".policy-", suffix=".tmp", dir=directory)
-    try:
-        with os.fdopen(handle, "w", encoding="utf-8") as file:
-            file.write(text)
-            file.flush()
-            os.fsync(file.fileno())
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def _check_loads(path: str) -> None:
-    """The written file still reads: as a policy file, or as a settings file."""
+def _check_loads(path: str, target: str) -> None:
+    """The text at ``path`` reads as ``target`` would: as a policy file, or as a settings file."""
     if _is_policy_file(path):
         load_policy(path)
         return
     data = parse_policy_bytes(read_policy_bytes(path), path, toml=False)
-    settings_from_data("local", data, os.path.dirname(os.path.abspath(path)), path=path)
+    settings_from_data("local", data, os.path.dirname(os.path.abspath(target)), path=target)
 
 
 def _count(text: str) -> int:
