@@ -142,6 +142,68 @@ BAD_LINES = [
     ),
 ]
 
+_GOOD: dict[str, object] = {
+    "tool": "Bash",
+    "layer": "default",
+    "outcome": "proceed",
+    "verdict": "allow",
+    "args_digest": "0123456789abcdef",
+    "ts": "2026-01-01T00:00:00+00:00",
+}
+
+
+def _changed(**fields: object) -> str:
+    """The good record with some fields replaced (``None`` removes one)."""
+    record = {**_GOOD, **fields}
+    return json.dumps({key: value for key, value in record.items() if value is not None})
+
+
+BAD_FIELDS = [
+    pytest.param(_changed(tool=3), "tool", id="tool-number"),
+    pytest.param(_changed(tool=""), "tool", id="tool-empty"),
+    pytest.param(_changed(tool=["Bash"]), "tool", id="tool-list"),
+    pytest.param(_changed(layer=None), "layer", id="layer-missing"),
+    pytest.param(_changed(layer={"name": "x"}), "layer", id="layer-object"),
+    pytest.param(_changed(outcome=None), "outcome", id="outcome-missing"),
+    pytest.param(_changed(outcome="PROCEED"), "outcome", id="outcome-case"),
+    pytest.param(_changed(verdict="allowed"), "verdict", id="verdict-unknown"),
+    pytest.param(_changed(verdict=None), "verdict", id="verdict-missing"),
+    pytest.param(_changed(args_digest=None), "args_digest", id="digest-missing"),
+    pytest.param(_changed(args_digest="0123456789ABCDEF"), "args_digest", id="digest-uppercase"),
+    pytest.param(_changed(args_digest="0123456789abcde"), "args_digest", id="digest-short"),
+    pytest.param(_changed(args_digest=81985529216486895), "args_digest", id="digest-number"),
+    pytest.param(_changed(ts=None), "ts", id="ts-missing"),
+    pytest.param(_changed(ts=1767225600), "ts", id="ts-number"),
+    pytest.param(_changed(ts="yesterday"), "ts", id="ts-text"),
+    pytest.param(_changed(ts="2026-13-01T00:00:00+00:00"), "ts", id="ts-month-13"),
+    pytest.param(_changed(rule="Bash(rm *)"), "rule", id="rule-text"),
+    pytest.param(_changed(rule=[1]), "rule", id="rule-list"),
+    pytest.param(_changed(action_id=True), "action_id", id="action-id-bool"),
+    pytest.param(_changed(action_id="7"), "action_id", id="action-id-text"),
+    pytest.param(_changed(action_id=1.5), "action_id", id="action-id-float"),
+    pytest.param(_changed(tool_call_id=["c"]), "tool_call_id", id="call-id-list"),
+    pytest.param(_changed(tool_call_id=False), "tool_call_id", id="call-id-bool"),
+    pytest.param(_changed(shadow="block"), "shadow", id="shadow-text"),
+    pytest.param(_changed(reason=5), "reason", id="reason-number"),
+    pytest.param(_changed(source=""), "source", id="source-empty"),
+    pytest.param(_changed(source=1), "source", id="source-number"),
+    pytest.param(_changed(rule_id=[]), "rule_id", id="rule-id-list"),
+    pytest.param(_changed(decided_by=7), "decided_by", id="decided-by-number"),
+    pytest.param(_changed(decided_by=""), "decided_by", id="decided-by-empty"),
+    pytest.param(_changed(edited_digest="x"), "edited_digest", id="edited-digest"),
+]
+"""Records each with one field that is not what a decision record holds: the message names that field."""
+
+BAD_TEXT = [
+    pytest.param(_changed()[:-1], id="truncated"),
+    pytest.param("[" * 100_000, id="nested-too-deep"),
+    pytest.param('"a string"', id="a-string"),
+    pytest.param("null", id="null"),
+    pytest.param("{'tool': 'Bash'}", id="python-repr"),
+    pytest.param(_changed() + " trailing", id="trailing-text"),
+]
+"""Lines that are no JSON object at all: the message names the line, with no field."""
+
 GOOD_LINE = (
     '{"tool": "x", "layer": "default", "outcome": "proceed", "verdict": "allow",'
     ' "args_digest": "0123456789abcdef", "ts": "2026-01-01T00:00:00+00:00", "proxy": {"action": "forwarded"}}'
@@ -208,6 +270,49 @@ class TestAudit:
         with pytest.raises(InvalidEvidenceError) as caught:
             list(read_audit(str(audit)))
         assert (caught.value.line, caught.value.field) == (3, field)
+
+    @pytest.mark.parametrize(("line", "field"), BAD_FIELDS)
+    def test_bad_fields(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, field: str
+    ) -> None:
+        """A record with one bad field: one stderr line naming file, line and that field; exit 2."""
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(GOOD_LINE + "\n" + line + "\n", encoding="utf-8")
+        assert main(["audit", str(audit)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        (message,) = captured.err.splitlines()
+        assert message.startswith(f"ask-permissions: error: {audit}:2: {field}: expected ")
+
+    @pytest.mark.parametrize("line", BAD_TEXT)
+    def test_not_a_record(self, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str) -> None:
+        """A line that is no JSON object: one stderr line naming file and line; exit 2."""
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(GOOD_LINE + "\n" + line + "\n", encoding="utf-8")
+        assert main(["audit", str(audit)]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        assert message.startswith(f"ask-permissions: error: {audit}:2: expected a JSON object")
+        assert len(message) < 1000
+
+    def test_not_utf8(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Bytes that are not UTF-8 in a line name that line."""
+        audit = tmp_path / "audit.jsonl"
+        audit.write_bytes(GOOD_LINE.encode() + b"\n" + b'{"tool": "caf\xe9"}\n')
+        assert main(["audit", str(audit)]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        assert message.startswith(f"ask-permissions: error: {audit}:2: expected a JSON object")
+
+    def test_replay_refuses_bad_lines_too(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """replay --from reads audit lines with the same reader: a bad line is exit 2, nothing reported."""
+        _, new = policies
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(GOOD_LINE + "\n" + _changed(outcome="allow") + "\n", encoding="utf-8")
+        assert main(["replay", str(new), "--from", str(audit)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"ask-permissions: error: {audit}:2: outcome: expected one of")
 
     def test_other_keys_are_the_writers(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The MCP proxy's extra keys are left alone."""

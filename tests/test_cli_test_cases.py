@@ -46,6 +46,43 @@ BAD_CASES = [
     pytest.param(
         '[[case]]\ntool = "x"\nexpect = "block"\nlayer = "dney_rule"\n', 4, "case[0].layer", id="layer"
     ),
+    pytest.param('[[case]]\ntool = 3\nexpect = "block"\n', 2, "case[0].tool", id="tool-number"),
+    pytest.param('[[case]]\ntool = ["bash"]\nexpect = "block"\n', 2, "case[0].tool", id="tool-list"),
+    pytest.param('[[case]]\nexpect = "block"\n', 1, "case[0].tool", id="missing-tool"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = ["block"]\n', 3, "case[0].expect", id="expect-list"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = "Block"\n', 3, "case[0].expect", id="expect-case"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = "block "\n', 3, "case[0].expect", id="expect-space"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = "allow"\n', 3, "case[0].expect", id="expect-a-decision"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = true\n', 3, "case[0].expect", id="expect-bool"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = "block"\nname = ""\n', 4, "case[0].name", id="empty-name"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = "block"\nrule = 1\n', 4, "case[0].rule", id="rule-number"),
+    pytest.param(
+        '[[case]]\ntool = "x"\nexpect = "block"\nsource = false\n', 4, "case[0].source", id="source-bool"
+    ),
+    pytest.param('[[case]]\ntool = "x"\n"expect" = "maybe"\n', 3, "case[0].expect", id="quoted-key"),
+    pytest.param(
+        '# two good cases, then a bad one\n[[case]]\ntool = "a"\nexpect = "block"\n\n'
+        '[[case]]\ntool = "b"\nexpect = "proceed"\n\n[[case]]\ntool = "c"\nexpect = "later"\n',
+        12,
+        "case[2].expect",
+        id="third-case",
+    ),
+    pytest.param(
+        'case = [{ tool = "x", expect = "block", extra = 1 }]\n', 1, "case[0].extra", id="inline-unknown-key"
+    ),
+    pytest.param("case = [3]\n", 1, "case[0]", id="case-not-a-table"),
+    pytest.param('case = "x"\n', 1, "case", id="case-a-string"),
+    pytest.param('[case]\ntool = "x"\nexpect = "block"\n', 1, "case", id="a-table-not-a-list"),
+    pytest.param('[[cases]]\ntool = "x"\nexpect = "block"\n', 1, "cases", id="misspelt-table"),
+    pytest.param("case = []\n", 1, "case", id="no-case"),
+    pytest.param('[[case]]\ntool = "x"\ntool = "y"\nexpect = "block"\n', 3, "", id="duplicate-key"),
+    pytest.param('[[case]]\ntool = "x\nexpect = "block"\n', 2, "", id="unclosed-string"),
+    pytest.param('[[case]]\ntool = "x"\nexpect = "block"\nargs = { command = }\n', 4, "", id="bad-args"),
+]
+
+WHOLE_FILE_CASES = [
+    pytest.param("", id="empty"),
+    pytest.param("# only a comment\n", id="only-a-comment"),
 ]
 
 
@@ -123,6 +160,38 @@ class TestBadInput:
         assert captured.out == ""
         (message,) = captured.err.splitlines()
         assert message.startswith(f"ask-permissions: error: {cases}:{line}: {field}")
+
+    @pytest.mark.parametrize("text", WHOLE_FILE_CASES)
+    def test_a_file_with_no_case(self, tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str) -> None:
+        """A file holding no case at all is at fault as a whole: the file and the field, exit 2."""
+        cases = _write(tmp_path, text)
+        assert main(["test", str(EXAMPLE_POLICY), str(cases)]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        assert message.startswith(f"ask-permissions: error: {cases}: case: expected at least one [[case]]")
+
+    def test_not_utf8(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Bytes that are not UTF-8 name the line they are on."""
+        cases = tmp_path / "cases.toml"
+        cases.write_bytes(b'[[case]]\ntool = "x"\nexpect = "block"\nname = "caf\xe9"\n')
+        assert main(["test", str(EXAMPLE_POLICY), str(cases)]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        assert message.startswith(f"ask-permissions: error: {cases}:4: expected UTF-8 text")
+
+    def test_a_directory_is_not_a_case_file(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A directory given as a case file exits 2 naming it."""
+        assert main(["test", str(EXAMPLE_POLICY), str(tmp_path)]) == 2
+        (message,) = capsys.readouterr().err.splitlines()
+        assert str(tmp_path) in message
+
+    def test_one_bad_file_among_good_ones_decides_nothing(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Every case file is read before any case is decided: a bad second file reports no case."""
+        bad = _write(tmp_path, '[[case]]\ntool = "x"\nexpect = "nope"\n', "bad.toml")
+        assert main(["test", str(EXAMPLE_POLICY), str(EXAMPLE_CASES), str(bad)]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""
+        assert captured.err.startswith(f"ask-permissions: error: {bad}:3: case[0].expect")
 
     def test_the_error_carries_file_line_and_field(self, tmp_path: Path) -> None:
         """InvalidEvidenceError is a ValueError with the file, line, field and value as attributes."""

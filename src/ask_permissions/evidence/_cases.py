@@ -129,7 +129,7 @@ def read_cases(path: str) -> list[PolicyCase]:
         raise InvalidEvidenceError(path, lines.of_key(unknown[0]), unknown[0], expected, None)
     entries = data.get("case")
     if not isinstance(entries, list) or not entries:
-        raise InvalidEvidenceError(path, 0, "case", "at least one [[case]] table", entries)
+        raise InvalidEvidenceError(path, lines.of_key("case"), "case", "at least one [[case]] table", entries)
     return [_read_case(entry, index, lines) for index, entry in enumerate(entries)]
 
 
