@@ -144,6 +144,26 @@ class TestSpans:
         assert span.attributes["gen_ai.security.decision.type"] == "deny"  # type: ignore[index]
         assert "gen_ai.security.content.input.value" not in (span.attributes or {})
 
+    def test_who_decided_and_an_edited_approval(self) -> None:
+        """The resolution names who decided; approving edited arguments ends the span as a modify."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        tracer = DecisionTracer(provider)
+        policy = ApprovalPolicy(queue=ApprovalQueue(), require_approval="deploy", on_decision=tracer)
+        result = policy.before_tool_call({"name": "deploy", "arguments": {"target": "prod"}, "id": "tc-8"})
+        action_id = result["action_id"]  # type: ignore[typeddict-item]
+        policy.approve(action_id, arguments={"target": "staging"}, decided_by="ann")
+        (span,) = exporter.get_finished_spans()
+        assert [event.name for event in span.events] == [
+            "ask_permissions.pending",
+            "ask_permissions.resolution",
+        ]
+        assert span.events[1].attributes["ask_permissions.decided_by"] == "ann"  # type: ignore[index]
+        assert span.attributes["gen_ai.security.decision.type"] == "modify"  # type: ignore[index]
+        assert span.attributes["ask_permissions.resolution"] == "allow_modified"  # type: ignore[index]
+        assert tracer.__repr__() == "<DecisionTracer pending=0>"
+
     def test_redacted_arguments_only_when_opted_in(self) -> None:
         """The arguments a span shows are what the redaction hook kept."""
         _, tracer, policy, records = _run()
