@@ -17,6 +17,7 @@ from ask_permissions import (
     SqliteStore,
     ToolCall,
 )
+from ask_permissions.typing import Redactor
 
 START = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 
@@ -77,13 +78,14 @@ def record_session(
     store_path: Path | None = None,
     store: ApprovalStore | None = None,
     audit_path: Path | None = None,
-    keep: bool = True,
+    keep: bool | Redactor = True,
     deciders: Sequence[str | None] = (None,),
 ) -> None:
     """Run CALLS through the policy file's policy: each ask answered as CALLS says, through the queue, by
     ``deciders`` in turn (``decided_by``; ``None`` names nobody).
 
-    The audit log gets every decision record (with the arguments when ``keep``); the store (a SQLite file at
+    The audit log gets every decision record (with the arguments when ``keep``, through it when a redaction
+    hook); the store (a SQLite file at
     ``store_path``, or ``store``, left open) keeps the asks.
     """
     from ask_permissions import load_policy

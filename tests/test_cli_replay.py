@@ -77,6 +77,23 @@ class TestReplayFromAudit:
         assert "not replayed: 21 records without their arguments" in out
         assert f"{audit}:1  Bash  args_digest " in out
 
+    def test_redacted_records_are_replayed_on_what_was_kept(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Arguments a redaction hook changed are replayed as kept, and the report counts them."""
+        old, new = policies
+        audit = tmp_path / "audit.jsonl"
+
+        def redact(tool: str, arguments: dict[str, object]) -> dict[str, object]:
+            return {**arguments, "url": "https://redacted.example/"} if tool == "WebFetch" else arguments
+
+        record_session(old, audit_path=audit, keep=redact)
+        assert main(["replay", str(new), "--from", str(audit), "--json"]) == 1
+        report = json.loads(capsys.readouterr().out)
+        assert (report["replayed"], report["redacted"]) == (21, 3)
+        main(["replay", str(new), "--from", str(audit)])
+        assert "(3 were decided on arguments a redaction hook changed)" in capsys.readouterr().out
+
     def test_the_same_policy_changes_nothing(
         self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
     ) -> None:
