@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
@@ -23,20 +22,23 @@ def policies(tmp_path: Path) -> tuple[Path, Path]:
     return old, new
 
 
-def _digest(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+@pytest.fixture
+def recorded(tmp_path: Path, policies: tuple[Path, Path]) -> tuple[Path, Path, Path]:
+    """The old and new policies, and the audit log of the sample session under the old one."""
+    old, new = policies
+    audit = tmp_path / "audit.jsonl"
+    record_session(old, audit_path=audit)
+    return old, new, audit
 
 
 class TestReplayFromAudit:
     """Audit lines with their arguments are decided again; the changes are grouped by the new rule."""
 
     def test_changes_grouped_by_rule_with_answers(
-        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+        self, recorded: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """pending -> proceed by each new allow rule, with how people had answered; exit 1 (changes)."""
-        old, new = policies
-        audit = tmp_path / "audit.jsonl"
-        record_session(old, audit_path=audit)
+        _, new, audit = recorded
         assert main(["replay", str(new), "--from", str(audit), "--json"]) == 1
         report = json.loads(capsys.readouterr().out)
         changes = {(c["from"], c["to"], c["rule"]): c for c in report["changes"]}
@@ -50,13 +52,9 @@ class TestReplayFromAudit:
         assert report["unreplayable"] == 0
         assert report["changed"] == 5
 
-    def test_text_report(
-        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-    ) -> None:
+    def test_text_report(self, recorded: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
         """The text report gives each transition, the rule, the answers and example calls."""
-        old, new = policies
-        audit = tmp_path / "audit.jsonl"
-        record_session(old, audit_path=audit)
+        _, new, audit = recorded
         main(["replay", str(new), "--from", str(audit)])
         out = capsys.readouterr().out
         assert "would be decided otherwise" in out
@@ -95,36 +93,16 @@ class TestReplayFromAudit:
         assert "(3 were decided on arguments a redaction hook changed)" in capsys.readouterr().out
 
     def test_the_same_policy_changes_nothing(
-        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+        self, recorded: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]
     ) -> None:
         """Replaying a log under the policy that wrote it changes no outcome: exit 0."""
-        old, _ = policies
-        audit = tmp_path / "audit.jsonl"
-        record_session(old, audit_path=audit)
+        old, _, audit = recorded
         assert main(["replay", str(old), "--from", str(audit)]) == 0
         assert "21 recorded calls" in capsys.readouterr().out
 
 
 class TestReplayFromStore:
-    """A store's actions are replayed read-only: the file is not changed."""
-
-    def test_a_sample_store(
-        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-    ) -> None:
-        """Every ask the store kept is decided again, with its answer; the database is untouched."""
-        old, new = policies
-        database = tmp_path / "store.db"
-        record_session(old, store_path=database)
-        before = _digest(database)
-        assert main(["replay", str(new), "--store", f"sqlite:///{database}", "--json"]) == 1
-        report = json.loads(capsys.readouterr().out)
-        # A reader of a WAL database may make the (empty) -wal and -shm side files; the data stays as it was.
-        assert _digest(database) == before
-        wal = tmp_path / "store.db-wal"
-        assert not wal.exists() or wal.stat().st_size == 0
-        assert report["replayed"] == 19  # every call but git status (allowed) and rm -rf (denied)
-        changes = {(c["from"], c["to"], c["rule"]): c for c in report["changes"]}
-        assert changes["pending", "block", "deny Bash(git push --force *)"]["answers"] == {"rejected": 1}
+    """A store is opened read-only (tests/test_history.py replays both stores and checks nothing changed)."""
 
     def test_a_missing_store_is_not_created(self, tmp_path: Path, policies: tuple[Path, Path]) -> None:
         """A read-only replay never creates a database: a missing one is bad input."""
@@ -246,13 +224,9 @@ class TestAudit:
         assert counts["rules"]["deny Bash(rm -rf *)"] == 1
         assert counts["tools"]["WebFetch"] == 3 + 3
 
-    def test_filters(
-        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-    ) -> None:
+    def test_filters(self, recorded: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
         """--tool, --outcome, --since and --until keep only the matching records."""
-        old, _ = policies
-        audit = tmp_path / "audit.jsonl"
-        record_session(old, audit_path=audit)
+        _, _, audit = recorded
         main(["audit", str(audit), "--json", "--tool", "Edit", "--outcome", "pending"])
         assert json.loads(capsys.readouterr().out)["records"] == 4
         main(["audit", str(audit), "--json", "--until", "2026-03-01T09:01:00+00:00"])
@@ -260,13 +234,9 @@ class TestAudit:
         main(["audit", str(audit), "--json", "--since", "2026-03-01T09:30:00"])
         assert json.loads(capsys.readouterr().out)["records"] == 10  # one record a minute, 40 in all
 
-    def test_text_report(
-        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
-    ) -> None:
+    def test_text_report(self, recorded: tuple[Path, Path, Path], capsys: pytest.CaptureFixture[str]) -> None:
         """The text report has a table per count."""
-        old, _ = policies
-        audit = tmp_path / "audit.jsonl"
-        record_session(old, audit_path=audit)
+        _, _, audit = recorded
         assert main(["audit", str(audit)]) == 0
         out = capsys.readouterr().out
         assert out.startswith("40 records, 2026-03-01T09:00:00+00:00 to 2026-03-01T09:39:00+00:00")

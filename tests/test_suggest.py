@@ -31,6 +31,16 @@ def _allowed_by(found: Suggestions) -> PermissionRules:
     return PermissionRules.from_text(allow=[rule.rule for rule in found.rules], cwd=ROOT, home=HOME)
 
 
+def _policy_context(directory: Path, permissions: str) -> SuggestionContext:
+    """What suggest --policy reads from a policy file asking for Bash, with these permissions lines."""
+    policy = directory / "policy.toml"
+    policy.write_text(
+        f'version = 1\nrequire_approval = ["Bash"]\n\n[permissions]\ncwd = "{ROOT}"\n{permissions}\n',
+        encoding="utf-8",
+    )
+    return suggestion_context(str(policy))
+
+
 def _assert_none_allowed(found: Suggestions, rejected: list[Answer]) -> None:
     rules = _allowed_by(found)
     for answer in rejected:
@@ -91,16 +101,21 @@ class TestProof:
         assert rules == ["Bash(git push origin *)"]
         _assert_none_allowed(found, answers[-1:])
 
+    def test_a_url_of_two_readings_teaches_no_domain(self) -> None:
+        """A URL parsers read two hosts in is never allowed by a domain rule: it teaches none; a plain one
+        does, and the rule allows its examples."""
+        two_hosts = "https://evil.example\\@docs.python.org/x"  # a browser reads evil.example
+        answers = [Answer("WebFetch", {"url": two_hosts}, True) for _ in range(3)]
+        answers += [Answer("WebFetch", {"url": f"https://docs.python.org/{n}"}, True) for n in range(2)]
+        found = suggest(answers, CONTEXT, min_count=2)
+        assert [(rule.rule, rule.saved) for rule in found.rules] == [("WebFetch(domain:docs.python.org)", 2)]
+        assert found.unfamilied == 3
+        assert _allowed_by(found).classify("WebFetch", {"url": two_hosts}) != "allow"
+
     def test_the_policy_decides_a_compound_with_its_own_rules(self, tmp_path: Path) -> None:
         """A rejected ``git diff c && ls`` that the policy's ``Bash(ls *)`` and a new ``Bash(git diff *)``
         would allow together: the new rule is dropped, and the policy with the rest proves it."""
-        policy = tmp_path / "policy.toml"
-        policy.write_text(
-            'version = 1\nrequire_approval = ["Bash"]\n\n[permissions]\n'
-            f'cwd = "{ROOT}"\nallow = ["Bash(ls *)"]\n',
-            encoding="utf-8",
-        )
-        context = suggestion_context(str(policy))
+        context = _policy_context(tmp_path, 'allow = ["Bash(ls *)"]')
         answers = [
             _bash("git diff a", True),
             _bash("git diff b", True),
@@ -116,14 +131,9 @@ class TestProof:
 
     def test_a_deny_rule_keeps_its_prefix_out(self, tmp_path: Path) -> None:
         """A deny rule under an approved prefix: its witness call keeps the prefix rule out."""
-        policy = tmp_path / "policy.toml"
-        policy.write_text(
-            'version = 1\nrequire_approval = ["Bash"]\n\n[permissions]\n'
-            f'cwd = "{ROOT}"\ndeny = ["Bash(git push --force *)"]\n',
-            encoding="utf-8",
-        )
+        context = _policy_context(tmp_path, 'deny = ["Bash(git push --force *)"]')
         answers = [_bash("git push origin a", True), _bash("git push origin b", True)]
-        found = suggest(answers, suggestion_context(str(policy)), min_count=2)
+        found = suggest(answers, context, min_count=2)
         assert [rule.rule for rule in found.rules] == ["Bash(git push origin *)"]
         assert found.witnesses >= 1
         assert found.proven

@@ -39,6 +39,7 @@ from typing import Final, final
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.rules._command import CommandPattern, command_readings, compound_allow
+from ask_permissions.rules._domains import read_host
 from ask_permissions.rules._paths import normalize_path
 from ask_permissions.rules._shell import SubCommand, command_words, parse_command
 from ask_permissions.rules._specifier_base import subject_values
@@ -451,15 +452,14 @@ def _path_rule(tool: str, context: SuggestionContext) -> Callable[[tuple[str, ..
 
 
 def _host(url: str | None) -> str | None:
-    import urllib.parse  # noqa: PLC0415  # only URL calls need it
-
+    """The one host a URL names, as a domain allow reads it (``None`` when it is not that clear)."""
     if url is None:
         return None
-    try:
-        host = urllib.parse.urlsplit(url).hostname
-    except ValueError:
-        return None
-    return None if not host or _GLOB.search(host) else host
+    reading = read_host(url)
+    if not reading.clear:
+        return None  # a domain allow never matches it
+    (host,) = reading.hosts
+    return None if _GLOB.search(host) else host
 
 
 def _deny_covered(calls: Sequence[Answer], decide: _Decided | None) -> list[Answer]:
