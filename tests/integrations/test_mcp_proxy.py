@@ -412,6 +412,22 @@ class TestAudit:
         ]
         assert all(len(line["args_digest"]) == 16 for line in lines)
 
+    def test_the_line_names_who_answered(self, tmp_path: Path) -> None:
+        """A held call that a person approved is forwarded, and its audit line says who approved it."""
+        audit = AuditLog(tmp_path / "audit.jsonl")
+        harness = Harness(load_policy(POLICY_FILE, on_decision=audit))
+        harness.audit = audit
+
+        async def scenario(client: ClientSession) -> None:
+            await client.call_tool("bash", {"command": "ls"})
+            harness.policy.approve(1, decided_by="ann")
+            await client.call_tool("bash", {"command": "ls"})
+
+        harness.run(scenario)
+        lines = [json.loads(line) for line in Path(audit.path).read_text().splitlines()]
+        assert [line["proxy"].get("decided_by") for line in lines] == [None, "ann"]
+        assert lines[1]["proxy"]["did"] == "forwarded"
+
 
 class TestSubprocess:
     """``ask-permissions mcp-proxy`` as a real subprocess over stdio, in front of a real upstream process."""

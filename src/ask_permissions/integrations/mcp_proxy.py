@@ -231,6 +231,8 @@ class PermissionProxy:
                 )
             return self._answer(record, report, _error(text))
         self._release(name, decided_arguments)
+        if outcome.action is not None and outcome.action.decided_by is not None:
+            report["decided_by"] = outcome.action.decided_by  # who answered, in the audit line
         if not outcome.runs:
             report["did"] = "refused"
             return self._answer(record, report, _error(outcome.reason or pending_reason(name)))
