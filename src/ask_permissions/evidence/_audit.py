@@ -37,6 +37,13 @@ _RESOLVED_BY: Final = {
     "ask_unresolved": "nobody",
     "cancelled": "cancellation",
 }
+_VERDICTS_OF: Final[dict[str, frozenset[str]]] = {
+    "proceed": frozenset({"allow", "allow_modified", "ask_allowed"}),
+    "block": frozenset({"deny", "ask_denied", "ask_unresolved", "ask_expired", "cancelled"}),
+    "pending": frozenset({"ask"}),
+}
+"""The verdicts a record of each outcome can carry (as the policies write them): a line whose two disagree
+is not a record a policy wrote."""
 _ASKED: Final = "asked"
 """Who decided a call that waits for an answer: nobody yet (the policy asked)."""
 
@@ -149,74 +156,106 @@ def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine:
         ) from None
     if not isinstance(data, dict):
         raise InvalidEvidenceError(file, number, "", "a JSON object (a decision record)", data)
-
-    def bad(key: str, expected: str) -> InvalidEvidenceError:
-        return InvalidEvidenceError(file, number, key, expected, data.get(key))
-
-    def text(key: str, *, required: bool = False) -> str | None:
-        value = data.get(key)
-        if value is None and not required:
-            return None
-        if not isinstance(value, str) or not value:
-            raise bad(key, "a non-empty string")
-        return value
-
-    tool = text("tool", required=True)
-    layer = text("layer", required=True)
-    outcome = data.get("outcome")
-    if outcome not in _OUTCOMES:
-        raise bad("outcome", "one of " + ", ".join(_OUTCOMES))
-    verdict = data.get("verdict")
-    if verdict not in _VERDICTS:
-        raise bad("verdict", "one of " + ", ".join(_VERDICTS))
-    digest = data.get("args_digest")
-    if not isinstance(digest, str) or _DIGEST.fullmatch(digest) is None:
-        raise bad("args_digest", "16 lowercase hex characters")
-    edited = data.get("edited_digest")
-    if edited is not None and (not isinstance(edited, str) or _DIGEST.fullmatch(edited) is None):
-        raise bad("edited_digest", "16 lowercase hex characters or null")
-    try:
-        ts = datetime.fromisoformat(data["ts"])
-    except (KeyError, TypeError, ValueError):
-        raise bad("ts", "an ISO 8601 timestamp") from None
-    if ts.tzinfo is None:
-        raise bad("ts", "a timestamp with its UTC offset")
-    rule = data.get("rule")
-    if rule is not None and not isinstance(rule, dict):
-        raise bad("rule", "an object or null")
-    action_id = data.get("action_id")
-    if action_id is not None and (isinstance(action_id, bool) or not isinstance(action_id, int)):
-        raise bad("action_id", "an integer or null")
-    call_id = data.get("tool_call_id")
-    if call_id is not None and (isinstance(call_id, bool) or not isinstance(call_id, str | int)):
-        raise bad("tool_call_id", "a string, an integer or null")
-    shadow = data.get("shadow")
-    if shadow is not None and not isinstance(shadow, dict):
-        raise bad("shadow", "an object or null")
-    reason = data.get("reason")
-    if reason is not None and not isinstance(reason, str):
-        raise bad("reason", "a string or null")
+    read = _Fields(data, file, number)
+    tool, layer = read.text("tool"), read.text("layer")
+    outcome = read.choice("outcome", _OUTCOMES)
+    verdict = read.choice("verdict", _VERDICTS)
+    if verdict not in _VERDICTS_OF[outcome]:
+        allowed = ", ".join(sorted(_VERDICTS_OF[outcome]))
+        raise read.bad("verdict", f"one of {allowed} (the outcome is {outcome})")
     return AuditLine(
         file=file,
         line=number,
-        tool=tool,  # type: ignore[arg-type]  # required above
-        outcome=outcome,  # type: ignore[arg-type]  # one of the outcomes, checked above
-        layer=layer,  # type: ignore[arg-type]  # required above
-        verdict=verdict,  # type: ignore[arg-type]  # one of the verdicts, checked above
-        ts=ts,
-        args_digest=digest,
-        rule=rule,
-        reason=reason,
-        action_id=action_id,
-        source=text("source"),
-        rule_id=text("rule_id"),
-        tool_call_id=call_id,
+        tool=tool,
+        outcome=outcome,  # type: ignore[arg-type]  # one of the outcomes
+        layer=layer,
+        verdict=verdict,  # type: ignore[arg-type]  # one of the verdicts
+        ts=read.timestamp("ts"),
+        args_digest=read.digest("args_digest"),
+        rule=read.mapping("rule"),
+        reason=read.optional_text("reason", non_empty=False),
+        action_id=read.optional_integer("action_id"),
+        source=read.optional_text("source"),
+        rule_id=read.optional_text("rule_id"),
+        tool_call_id=read.optional_call_id("tool_call_id"),
         arguments=data.get("arguments"),
         has_arguments="arguments" in data,
-        decided_by=text("decided_by"),
-        edited_digest=edited,
-        shadow=shadow,
+        decided_by=read.optional_text("decided_by"),
+        edited_digest=read.optional_digest("edited_digest"),
+        shadow=read.mapping("shadow"),
     )
+
+
+@final
+class _Fields:
+    """The fields of one audit line, each read strictly: a bad one is an error naming file, line and field."""
+
+    __slots__ = ("_data", "_file", "_number")
+
+    def __init__(self, data: Mapping[str, Any], file: str, number: int) -> None:
+        self._data = data
+        self._file = file
+        self._number = number
+
+    def bad(self, key: str, expected: str) -> InvalidEvidenceError:
+        return InvalidEvidenceError(self._file, self._number, key, expected, self._data.get(key))
+
+    def text(self, key: str) -> str:
+        value = self._data.get(key)
+        if not isinstance(value, str) or not value:
+            raise self.bad(key, "a non-empty string")
+        return value
+
+    def optional_text(self, key: str, *, non_empty: bool = True) -> str | None:
+        value = self._data.get(key)
+        if value is not None and (not isinstance(value, str) or (non_empty and not value)):
+            raise self.bad(key, "a non-empty string or null" if non_empty else "a string or null")
+        return value
+
+    def choice(self, key: str, choices: tuple[str, ...]) -> str:
+        value = self._data.get(key)
+        if value not in choices:
+            raise self.bad(key, "one of " + ", ".join(choices))
+        return str(value)
+
+    def digest(self, key: str) -> str:
+        value = self.optional_digest(key)
+        if value is None:
+            raise self.bad(key, "16 lowercase hex characters")
+        return value
+
+    def optional_digest(self, key: str) -> str | None:
+        value = self._data.get(key)
+        if value is not None and (not isinstance(value, str) or _DIGEST.fullmatch(value) is None):
+            raise self.bad(key, "16 lowercase hex characters")
+        return value
+
+    def timestamp(self, key: str) -> datetime:
+        try:
+            ts = datetime.fromisoformat(self._data[key])
+        except (KeyError, TypeError, ValueError):
+            raise self.bad(key, "an ISO 8601 timestamp") from None
+        if ts.tzinfo is None:
+            raise self.bad(key, "a timestamp with its UTC offset")
+        return ts
+
+    def mapping(self, key: str) -> Mapping[str, Any] | None:
+        value = self._data.get(key)
+        if value is not None and not isinstance(value, dict):
+            raise self.bad(key, "an object or null")
+        return value
+
+    def optional_integer(self, key: str) -> int | None:
+        value = self._data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise self.bad(key, "an integer or null")
+        return value
+
+    def optional_call_id(self, key: str) -> str | int | None:
+        value = self._data.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, str | int)):
+            raise self.bad(key, "a string, an integer or null")
+        return value
 
 
 @final
