@@ -302,8 +302,8 @@ class TestCheck:
             pytest.param(
                 ("chek",),
                 "argument COMMAND: invalid choice: 'chek' "
-                "(choose from 'demo', 'check', 'lint', 'approvals', 'mcp-proxy', 'inbox'); "
-                "see ask-permissions --help",
+                "(choose from 'demo', 'check', 'lint', 'approvals', 'mcp-proxy', 'inbox', 'test', 'replay', "
+                "'suggest', 'audit'); see ask-permissions --help",
                 id="unknown-command",
             ),
             pytest.param(

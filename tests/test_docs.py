@@ -41,6 +41,7 @@ _EXTRAS = {
     "google": "adk",
     "mcp": "mcp",
     "psycopg": "postgres",
+    "opentelemetry": "otel",
 }
 # An adapter module imports its framework when imported.
 _ADAPTERS = {
@@ -49,6 +50,7 @@ _ADAPTERS = {
     "ask_permissions.integrations.openai_agents": ("agents",),
     "ask_permissions.integrations.adk": ("google",),
     "ask_permissions.integrations.mcp_proxy": ("mcp",),
+    "ask_permissions.integrations.otel": ("opentelemetry",),
 }
 # Languages a block may be written in: run, parsed, or shown (a shell session, a transcript, a tree).
 _RUN = "python"

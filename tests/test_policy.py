@@ -764,8 +764,10 @@ class TestDecisionRecords:
             "auto_approvable",
             "ts",
             "verdict",
+            "tool_call_id",
         }
         assert data["verdict"] == "ask"
+        assert data["tool_call_id"] == "tc-1"
         assert "rm -rf /" not in json.dumps(data)
 
     def test_overridden_allow_rule_still_shows(self) -> None:

@@ -7,6 +7,7 @@ policy and a mode-based gate, ported from the Ruby gem ask-permissions.
 from ._errors import (
     ClaimLostError,
     CorruptStoreError,
+    InvalidEvidenceError,
     InvalidSnapshotError,
     PermissionsError,
     ResolutionNotRecordedError,
@@ -27,7 +28,7 @@ from .policy._hooks import Hooks
 from .policy._layered import LayeredPolicy, ModeChange
 from .policy._outcome import Outcome
 from .policy._plan_mode import PlanModePolicy
-from .policy._records import DecisionRecord, MatchedRule
+from .policy._records import DecisionRecord, MatchedRule, ShadowRecord
 from .policy._results import BlockResult, HookResult, PendingResult, ProceedResult
 from .policy._reviewer import DenialTracker, Review
 from .policy._safety import PROTECTED_PATHS, ProtectedPaths
@@ -73,6 +74,7 @@ __all__ = [
     "DomainPattern",
     "HookResult",
     "Hooks",
+    "InvalidEvidenceError",
     "InvalidSnapshotError",
     "LayeredPolicy",
     "MatchedRule",
@@ -99,6 +101,7 @@ __all__ = [
     "SandboxUnavailableError",
     "SessionPermissionGrants",
     "SettingsSource",
+    "ShadowRecord",
     "SqliteStore",
     "StoreError",
     "StoreUnavailableError",

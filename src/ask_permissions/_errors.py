@@ -8,6 +8,7 @@ from typing import Final
 __all__ = [
     "ClaimLostError",
     "CorruptStoreError",
+    "InvalidEvidenceError",
     "InvalidSnapshotError",
     "PermissionsError",
     "ResolutionNotRecordedError",
@@ -119,6 +120,28 @@ class ResolutionNotRecordedError(StoreUnavailableError):
         super().__init__(message, store=store)
         self.action_id = action_id
         self.status = status
+
+
+class InvalidEvidenceError(PermissionsError, ValueError):
+    """A case file or an audit line is not what it claims to be; nothing was decided on its account.
+
+    The message is one line: ``cases.toml:12: case[2].expect: expected one of ...; got 'allow'``.
+
+    Attributes:
+        file: the file it came from.
+        line: the line (1-based; 0 when the file as a whole is at fault).
+        field: the bad field (``case[2].expect``, ``outcome``), empty for the line as a whole.
+        value: the offending value.
+    """
+
+    def __init__(self, file: str, line: int, field: str, expected: str, value: object) -> None:
+        where = f"{file}:{line}: " if line else f"{file}: "
+        what = f"{field}: " if field else ""
+        super().__init__(f"{where}{what}expected {expected}; got {preview(value)}")
+        self.file = file
+        self.line = line
+        self.field = field
+        self.value = value
 
 
 class ClaimLostError(StoreError, RuntimeError):

@@ -34,6 +34,7 @@ __all__ = [
     "CommandHookConfig",
     "Decision",
     "DecisionLayer",
+    "Evaluator",
     "GrantsLike",
     "HookAction",
     "HookFunction",
@@ -53,6 +54,7 @@ __all__ = [
     "PreToolUseHook",
     "ProceedResult",
     "RecordVerdict",
+    "Redactor",
     "ResolutionScope",
     "Resolver",
     "ReviewRequest",
@@ -337,6 +339,20 @@ class PolicyLike(Protocol):
     ) -> Outcome:
         """What the host does with a decided call: run, refuse or wait."""
         ...
+
+
+class Evaluator(Protocol):
+    """Anything that decides a call as a dry run, as every policy's ``evaluate`` does: what ``shadow=``
+    takes."""
+
+    def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
+        """Decide one call as a dry run, changing nothing."""
+        ...
+
+
+Redactor: TypeAlias = "Callable[[str, Any], Any]"
+"""``record_arguments=``'s redaction hook: given the tool's name and the call's arguments, returns what the
+decision record keeps of them (a copy with secrets replaced, say)."""
 
 
 class ReviewRequest(TypedDict):

@@ -10,7 +10,16 @@ import pytest
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
-FRAMEWORKS = ("langchain", "langchain_core", "langgraph", "pydantic_ai", "agents", "google.adk", "mcp")
+FRAMEWORKS = (
+    "langchain",
+    "langchain_core",
+    "langgraph",
+    "pydantic_ai",
+    "agents",
+    "google.adk",
+    "mcp",
+    "opentelemetry",
+)
 
 # Each adapter module, and the extra its error message must name when its framework is missing.
 ADAPTERS = [
@@ -31,6 +40,7 @@ ADAPTERS = [
     ),
     pytest.param("ask_permissions.integrations.adk", "google.adk", "ask-permissions[adk]", id="adk"),
     pytest.param("ask_permissions.integrations.mcp_proxy", "mcp", "ask-permissions[mcp]", id="mcp-proxy"),
+    pytest.param("ask_permissions.integrations.otel", "opentelemetry", "ask-permissions[otel]", id="otel"),
 ]
 
 
@@ -46,7 +56,7 @@ def _run(code: str) -> subprocess.CompletedProcess[str]:
 
 
 class TestLazyImports:
-    """Importing the package never imports an agent framework."""
+    """Importing the package never imports an agent framework (nor OpenTelemetry)."""
 
     def test_package_and_integrations_import_no_framework(self) -> None:
         """import ask_permissions and ask_permissions.integrations leave every framework unimported."""

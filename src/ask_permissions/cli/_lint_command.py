@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from typing import Any, Final
 
 from ask_permissions._errors import InvalidSnapshotError
@@ -22,9 +21,10 @@ from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._settings import PermissionSettings
 
 from ._lint import Finding, lint_policy, lint_settings
+from ._policies import is_project
 from ._regex_facts import MEASURING_BUDGET
 
-__all__ = ["add_lint_parser", "is_project", "run_lint"]
+__all__ = ["add_lint_parser", "run_lint"]
 
 COMMAND: Final = "lint"
 
@@ -89,13 +89,6 @@ def run_lint(options: argparse.Namespace, out: Any) -> int:
         sizes = ", ".join(f"{count} {noun if count == 1 else noun + 's'}" for noun, count in _nouns(counted))
         out.write(f"{path}: no findings ({sizes})\n")
     return EXIT_FINDINGS if findings else EXIT_CLEAN
-
-
-def is_project(path: str) -> bool:
-    """Whether the command reads ``path`` as a project directory: a folder, unless it is named like a policy
-    file (``policy.toml`` made a folder by mistake is refused as the file it should be, not read as an empty
-    project that asks about everything)."""
-    return os.path.isdir(path) and not path.rstrip("/").endswith((".toml", ".json"))
 
 
 def _nouns(counted: dict[str, int]) -> list[tuple[str, int]]:

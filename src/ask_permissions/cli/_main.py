@@ -11,26 +11,24 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from ask_permissions._tool_call import ToolCall
-from ask_permissions.policy._layered import LayeredPolicy
-from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.rules._command import CommandPattern, command_readings
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
-from ask_permissions.settings._policy_file import load_policy
-from ask_permissions.settings._settings import PermissionSettings
-from ask_permissions.typing import PolicyLike, RuleSetLayer
+from ask_permissions.typing import RuleSetLayer
 
 from ._approvals import add_parser as add_approvals_parser
 from ._approvals import run_approvals
 from ._demo import run_demo
 from ._demo_layered import run_layered_demo
+from ._evidence import add_evidence_parsers
 from ._inbox import COMMAND as INBOX
 from ._inbox import add_inbox_parser, run_inbox
 from ._lint import describe_patterns, describe_rule, rule_label
 from ._lint_command import COMMAND as LINT
-from ._lint_command import add_lint_parser, is_project, run_lint
+from ._lint_command import add_lint_parser, run_lint
 from ._mcp_proxy import COMMAND as MCP_PROXY
 from ._mcp_proxy import add_mcp_proxy_parser, run_mcp_proxy
+from ._policies import load_cli_policy
 
 __all__ = [
     "EXIT_AUTO_APPROVED",
@@ -117,6 +115,7 @@ def _parser() -> argparse.ArgumentParser:
     add_approvals_parser(commands)
     add_mcp_proxy_parser(commands)
     add_inbox_parser(commands)
+    add_evidence_parsers(commands)
     return parser
 
 
@@ -148,6 +147,8 @@ def _main(argv: Sequence[str] | None) -> int:
             return run_mcp_proxy(options)
         if options.command == INBOX:
             return run_inbox(options)
+        if hasattr(options, "run"):  # a sub-command that names its own runner
+            return int(options.run(options))
         if getattr(options, "layered", False):
             return run_layered_demo(sys.stdout)
         return run_demo(sys.stdout)
@@ -184,7 +185,7 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
             raise ValueError(f"ARGS_JSON is not valid JSON ({error}): {args_json!r}") from None
         except RecursionError:
             raise ValueError("ARGS_JSON is nested too deeply to read") from None
-    policy: PolicyLike = _layered_policy(path) if is_project(path) else load_policy(path)
+    policy = load_cli_policy(path)
     record = policy.evaluate(ToolCall(tool, arguments))
     # A dry run queues nothing, so nothing waits ahead of this call: the queue would approve it at once.
     by_queue = (
@@ -223,12 +224,6 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
     for line in _subcommand_lines(rules, tool, arguments):
         print(line)
     return status
-
-
-def _layered_policy(project: str) -> PolicyLike:
-    """A layered policy over a project's settings files (and the user's, as the agent would read them)."""
-    settings = PermissionSettings.load(project_dir=project)
-    return LayeredPolicy(queue=ApprovalQueue(), settings=settings)
 
 
 def _subcommand_lines(rules: object, tool: str, arguments: object) -> list[str]:

@@ -22,9 +22,11 @@ from ask_permissions.typing import (
     Classifier,
     Clock,
     Decision,
+    Evaluator,
     GrantsLike,
     Mode,
     PolicyDefault,
+    Redactor,
     ResolutionScope,
     UnknownTools,
 )
@@ -362,6 +364,12 @@ class ApprovalPolicy(Engine[_Call]):
         unknown_tools: when ``tools`` lists its tools (a mapping, or a sequence of named tools),
             ``"error"`` refuses rules, ``require_approval`` entries, ``auto_approve`` entries and hook
             matchers that name none of them; ``"keep"`` keeps them, for tools that come later.
+        shadow: another policy decided beside this one for every call (a dry run: ``evaluate``); where its
+            outcome differs, the decision record carries it as ``shadow``. It never changes the call, and
+            needs ``on_decision``.
+        record_arguments: keep each call's arguments in its decision records (``True``), or what a
+            redaction function ``(tool_name, arguments) -> arguments`` leaves of them; a replay of the
+            records needs them. Off by default: arguments may hold secrets.
 
     Raises:
         ValueError: an unknown mode or default.
@@ -401,6 +409,8 @@ class ApprovalPolicy(Engine[_Call]):
         hooks: object = None,
         default: PolicyDefault = "proceed",
         unknown_tools: UnknownTools = "error",
+        shadow: Evaluator | None = None,
+        record_arguments: bool | Redactor = False,
     ) -> None:
         if mode is not None and mode not in MODES:
             raise ValueError(f"Unknown permission mode: {preview(mode)}")
@@ -423,6 +433,8 @@ class ApprovalPolicy(Engine[_Call]):
             interactive=interactive,
             scopes=grants_plan(session_grants),
             on_project_grant=on_project_grant,
+            shadow=shadow,
+            record_arguments=record_arguments,
             honoured=grants_scopes(session_grants, on_project_grant),
         )
         self._rules: Final = rules

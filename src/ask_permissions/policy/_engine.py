@@ -16,6 +16,7 @@ past a deny rule.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
@@ -37,18 +38,20 @@ from typing import (
 
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
-from ask_permissions._tool_call import read_tool_call
+from ask_permissions._tool_call import ToolCall, read_tool_call
 from ask_permissions.queue._args import json_copy
 from ask_permissions.typing import (
     AskExplanation,
     BlockResult,
     Clock,
+    Evaluator,
     HookAction,
     HookResult,
     PendingResult,
     PermissionRequest,
     ProceedResult,
     RecordVerdict,
+    Redactor,
     ResolutionScope,
     Resolver,
 )
@@ -56,7 +59,7 @@ from ask_permissions.typing import (
 from ._arguments import same_arguments
 from ._digest import args_digest
 from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, ScopePlan, rejection_text
-from ._records import DecisionRecord, MatchedRule
+from ._records import DecisionRecord, MatchedRule, ShadowRecord, kept_arguments, record_call_id
 from ._resolution import permission_request, read_answer
 from ._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK, ask_async, ask_sync, unresolved_reason
 from ._results import pending_reason
@@ -351,6 +354,8 @@ class Table(Generic[F]):
         return facts, Decided(layer.name, opinion, arguments)
 
 
+_logger: Final = logging.getLogger("ask_permissions.policy")
+
 UNATTENDED_TEXT: Final = "Tool '{tool}' requires approval, and no one can approve it in this session"
 
 
@@ -405,9 +410,11 @@ class Engine(Generic[F]):
         "_edit_checks",
         "_honoured",
         "_interactive",
+        "_keep_arguments",
         "_on_decision",
         "_queue",
         "_scopes",
+        "_shadow",
         "_table",
         "_verdicts",
     )
@@ -422,6 +429,8 @@ class Engine(Generic[F]):
         interactive: bool,
         scopes: ScopePlan,
         on_project_grant: ProjectGrantHook | None,
+        shadow: Evaluator | None = None,
+        record_arguments: bool | Redactor = False,
         honoured: Mapping[ResolutionScope, str] = ONCE_ONLY,
     ) -> None:
         if not callable(getattr(queue, "submit", None)):
@@ -434,6 +443,23 @@ class Engine(Generic[F]):
             raise TypeError(f"clock: expected a callable returning an aware datetime; got {preview(clock)}")
         if on_project_grant is not None and not callable(on_project_grant):
             raise TypeError(f"on_project_grant: expected a callable; got {preview(on_project_grant)}")
+        if shadow is not None:
+            if not callable(getattr(shadow, "evaluate", None)):
+                raise TypeError(
+                    f"shadow: expected a policy (anything with evaluate()); got {preview(shadow)}"
+                )
+            if on_decision is None:
+                raise ValueError(
+                    "shadow: a shadow policy's disagreements are recorded in the decision records; "
+                    "pass on_decision= too"
+                )
+        if not isinstance(record_arguments, bool) and not callable(record_arguments):
+            raise TypeError(
+                "record_arguments: expected True, False or a redaction function (tool name, arguments) -> "
+                f"arguments; got {preview(record_arguments)}"
+            )
+        self._shadow: Final = shadow
+        self._keep_arguments: Final = record_arguments
         self._table: Final = table
         self._queue: Final = queue
         self._clock: Final[Clock] = clock or utc_now
@@ -502,6 +528,16 @@ class Engine(Generic[F]):
         return self._scopes.on_project_grant
 
     @property
+    def shadow(self) -> Evaluator | None:
+        """The shadow policy: decided beside this one, its disagreements recorded, never enforced."""
+        return self._shadow
+
+    @property
+    def record_arguments(self) -> bool | Redactor:
+        """Whether decision records keep the call's arguments (or the redaction hook that says what)."""
+        return self._keep_arguments
+
+    @property
     def honoured_scopes(self) -> dict[ResolutionScope, str]:
         """The answers this policy carries out, scope → what it does (recorded in a durable queue's store)."""
         return dict(self._honoured)
@@ -562,10 +598,10 @@ class Engine(Generic[F]):
             if suggestions:
                 result["suggestions"] = suggestions
         if self._on_decision is not None:
-            record = self._record(facts, decided, action_id, original)
-            if action_id is not None:
-                self._asked.remember(action_id, record)
             try:
+                record = self._record(facts, decided, action_id, original)
+                if action_id is not None:
+                    self._asked.remember(action_id, record)
                 self._on_decision(record)
             except BaseException as error:
                 if action_id is not None:
@@ -811,10 +847,12 @@ class Engine(Generic[F]):
     def _record(self, facts: F, decided: Decided, action_id: int | None, original: object) -> DecisionRecord:
         """The record of a decision; its digest is of the model's own arguments, whatever ran instead."""
         opinion = decided.opinion
+        outcome = _OUTCOME[opinion.verdict]
+        keep = self._keep_arguments
         return DecisionRecord(
             tool=facts.name,
             args_digest=args_digest(original),
-            outcome=_OUTCOME[opinion.verdict],
+            outcome=outcome,
             layer=decided.layer,  # type: ignore[arg-type]  # the table's names are the record's layers
             rule=facts.match if opinion.rule is None else opinion.rule,
             reason=decided.reason,
@@ -826,8 +864,30 @@ class Engine(Generic[F]):
             modified=decided.arguments is not UNCHANGED and opinion.verdict == "proceed",
             rule_id=opinion.rule_id,
             sandboxed=opinion.sandboxed and opinion.verdict == "proceed",
+            tool_call_id=record_call_id(facts.call_id),
+            arguments=self._kept(facts.name, original) if keep else None,
+            has_arguments=keep is not False,
+            shadow=None if self._shadow is None else self._shadow_of(facts, original, outcome),
             decided_by=None if opinion.verdict == "ask" else _machine(opinion),
         )
+
+    def _kept(self, name: str, arguments: object) -> object:
+        """The arguments a record keeps: as they are, or as the redaction hook leaves them (JSON-safe)."""
+        keep = self._keep_arguments
+        return kept_arguments(arguments if keep is True else keep(name, arguments))  # type: ignore[operator]
+
+    def _shadow_of(self, facts: F, original: object, outcome: HookAction) -> ShadowRecord | None:
+        """The shadow policy's decision of the same call, when it disagrees; it never changes the call."""
+        call = ToolCall(facts.name, original, facts.call_id)
+        try:
+            record = self._shadow.evaluate(call, getattr(facts, "context", None))  # type: ignore[union-attr]
+        except Exception as error:
+            # A broken shadow must not break the enforced decision: say so in the record and the log.
+            _logger.warning("The shadow policy failed on a call to %r: %r", facts.name, error)
+            return ShadowRecord(None, None, error=f"{type(error).__name__}: {error}")
+        if record.outcome == outcome:
+            return None
+        return ShadowRecord(record.outcome, record.layer, record.rule, record.reason, record.source)
 
     # -- resolving -----------------------------------------------------------------------------------
 
@@ -918,6 +978,13 @@ class Engine(Generic[F]):
             return
         asked = self._asked.recall(action.id)
         proceeds = verdict == "ask_allowed"
+        keep = self._keep_arguments is not False
+        if asked is not None:
+            arguments, keep = asked.arguments, asked.has_arguments
+        elif keep:
+            arguments = self._kept(action.tool_name, action.args)
+        else:
+            arguments = None
         edited = proceeds and action.is_edited
         self._on_decision(
             DecisionRecord(
@@ -934,6 +1001,9 @@ class Engine(Generic[F]):
                 verdict="allow_modified" if edited else verdict,
                 modified=edited or (False if asked is None else asked.modified),
                 rule_id=None if asked is None else asked.rule_id,
+                tool_call_id=record_call_id(action.tool_call_id),
+                arguments=arguments,
+                has_arguments=keep,
                 decided_by=action.decided_by,
                 edited_digest=args_digest(action.edited_args) if edited else None,
             )

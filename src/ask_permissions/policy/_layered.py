@@ -33,8 +33,10 @@ from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
 from ask_permissions.typing import (
     Clock,
+    Evaluator,
     GrantsLike,
     LayeredMode,
+    Redactor,
     ResolutionScope,
     ReviewRequest,
     SandboxLike,
@@ -602,6 +604,12 @@ class LayeredPolicy(Engine[_Call]):
             function of the policy that makes them (``Sandbox.from_policy``): a shell call that no rule
             decided then proceeds, its result and record saying ``sandboxed``, on the host's promise to run
             such calls through ``sandbox.run`` (or ``sandbox.command``), never outside.
+        shadow: another policy decided beside this one for every call (a dry run: ``evaluate``); where its
+            outcome differs, the decision record carries it as ``shadow``. It never changes the call, and
+            needs ``on_decision``.
+        record_arguments: keep each call's arguments in its decision records (``True``), or what a
+            redaction function ``(tool_name, arguments) -> arguments`` leaves of them; a replay of the
+            records needs them. Off by default: arguments may hold secrets.
 
     Raises:
         ValueError: an unknown mode, or ``bypassPermissions`` while a settings source disables it; a
@@ -638,6 +646,8 @@ class LayeredPolicy(Engine[_Call]):
         exit_tool: str = "exit_plan_mode",
         on_mode_change: Callable[[ModeChange], object] | None = None,
         sandbox: SandboxLike | Callable[[LayeredPolicy], SandboxLike] | None = None,
+        shadow: Evaluator | None = None,
+        record_arguments: bool | Redactor = False,
     ) -> None:
         if not isinstance(settings, PermissionSettings):
             raise TypeError(f"settings: expected a PermissionSettings; got {preview(settings)}")
@@ -698,6 +708,8 @@ class LayeredPolicy(Engine[_Call]):
             interactive=interactive,
             scopes=self._scope_plan,
             on_project_grant=on_project_grant,
+            shadow=shadow,
+            record_arguments=record_arguments,
             honoured={
                 **ONCE_ONLY,
                 "session": "adds an allow rule for exactly this call to the session's rules",

@@ -19,6 +19,7 @@ from typing import Final, final
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
 from ask_permissions.rules._command import COMMAND_KEYS, CommandPattern, compound_allow
+from ask_permissions.rules._examples import RuleExamples, check_examples
 from ask_permissions.rules._shell import command_words, parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text
@@ -204,7 +205,11 @@ class LayeredRules:
                             f"{place}: {where}: {error.problem}", path=where, value=text
                         ) from None
                     lead = _lead(parsed, decision)
-                    rules.append(LayeredRule(decision, text, source.name, position, parsed, lead))
+                    rule = LayeredRule(decision, text, source.name, position, parsed, lead)
+                    examples = source.examples.get((decision, position))
+                    if examples is not None:
+                        _check_examples(rule, examples, source, kinds)
+                    rules.append(rule)
         self._rules: Final = tuple(rules)
         self._lock: Final = threading.Lock()
         self._cache: dict[str, _Candidates] = {}
@@ -258,6 +263,27 @@ class LayeredRules:
                     del self._cache[next(iter(self._cache))]
                 self._cache[name] = found
         return found
+
+
+def _check_examples(
+    rule: LayeredRule, examples: RuleExamples, source: SettingsSource, kinds: Mapping[str, ToolKind]
+) -> None:
+    """A rule's examples, checked as the rule reads calls (naming the source's file, as rule errors do)."""
+    pattern = rule.parsed.argument_pattern
+
+    def matches(name: str, arguments: object) -> bool:
+        if not rule.tool_matches(name, fold_tool_name(name)):
+            return False
+        return pattern is None or pattern.matches(arguments, rule.decision)
+
+    tool = rule.parsed.tool_pattern
+    try:
+        check_examples(
+            examples, rule.text, matches, tool=tool if isinstance(tool, str) else None, kinds=kinds
+        )
+    except InvalidSnapshotError as error:
+        prefix = f"{source.path}: " if source.path else f"{source.name} settings: "
+        raise InvalidSnapshotError(f"{prefix}{error}", path=error.path, value=error.value) from None
 
 
 @final

@@ -9,11 +9,19 @@ from datetime import datetime
 from types import MappingProxyType
 from typing import Any, final
 
+from ask_permissions._json_text import write_json
 from ask_permissions.rules._patterns import StoredArgumentPattern, ToolPattern, encode_pattern
 from ask_permissions.rules._rules import RuleMatch
 from ask_permissions.typing import Decision, DecisionLayer, HookAction, RecordVerdict, RuleSetLayer
 
-__all__ = ["DecisionRecord", "MatchedRule", "describe_patterns"]
+__all__ = [
+    "DecisionRecord",
+    "MatchedRule",
+    "ShadowRecord",
+    "describe_patterns",
+    "kept_arguments",
+    "record_call_id",
+]
 
 
 def _pattern_record(pattern: ToolPattern | StoredArgumentPattern) -> Mapping[str, object]:
@@ -118,8 +126,51 @@ class MatchedRule:
 
 @final
 @dataclass(frozen=True, slots=True)
+class ShadowRecord:
+    """What a policy's ``shadow=`` policy decided for a call where it disagreed with the enforced one.
+
+    ``error`` names what the shadow raised instead of deciding (then ``outcome`` and ``layer`` are ``None``).
+    """
+
+    outcome: HookAction | None
+    layer: str | None
+    rule: MatchedRule | None = None
+    reason: str | None = None
+    source: str | None = None
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe data; ``source`` and ``error`` only when set."""
+        data: dict[str, Any] = {
+            "outcome": self.outcome,
+            "layer": self.layer,
+            "rule": None if self.rule is None else self.rule.to_dict(),
+            "reason": self.reason,
+        }
+        if self.source is not None:
+            data["source"] = self.source
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+
+def kept_arguments(arguments: object) -> object:
+    """A call's arguments as JSON-safe data an audit line can hold, key order kept (any value has one)."""
+    return json.loads(write_json(arguments))
+
+
+def record_call_id(call_id: object) -> str | int | None:
+    """A call id as a record holds it: a string or integer as it is, anything else as its ``str``."""
+    if call_id is None or (isinstance(call_id, str | int) and not isinstance(call_id, bool)):
+        return call_id
+    return str(call_id)
+
+
+@final
+@dataclass(frozen=True, slots=True)
 class DecisionRecord:
-    """One decision of a policy, as data. The call's arguments are never stored.
+    """One decision of a policy, as data. The call's arguments are stored only when the policy was asked to
+    keep them (``record_arguments=``).
 
     Attributes:
         tool: the tool's name.
@@ -140,6 +191,11 @@ class DecisionRecord:
             original arguments: it identifies the call the model made).
         rule_id: the id of the check function that decided, if one did.
         sandboxed: the call proceeds because it runs in the policy's sandbox (the ``sandbox`` layer).
+        tool_call_id: the call's id, as the framework gave it (``None`` when it gave none).
+        arguments: the call's arguments (JSON-safe, as the policy's redaction hook left them), when
+            ``has_arguments``; a replay of the record needs them.
+        has_arguments: whether the policy kept the arguments (``record_arguments=``).
+        shadow: what the policy's shadow policy decided, when it disagreed (else ``None``).
         decided_by: who decided: ``"rule"`` (the policy's own layers) or ``"reviewer"`` (``auto`` mode's
             reviewer) for a proceed or block; for an ask's resolution, the action's ``decided_by`` (a
             person's name, ``"auto_approve"``, ``"expiry"``, ``"policy"``); ``None`` for an ask, or an
@@ -162,6 +218,10 @@ class DecisionRecord:
     modified: bool = False
     rule_id: str | None = None
     sandboxed: bool = False
+    tool_call_id: str | int | None = None
+    arguments: object = None
+    has_arguments: bool = False
+    shadow: ShadowRecord | None = None
     decided_by: str | None = None
     edited_digest: str | None = None
 
@@ -179,7 +239,8 @@ class DecisionRecord:
         """JSON-safe data: the field names as keys, ``ts`` in ISO 8601, ``rule`` as a nested dict.
 
         ``verdict`` is always there; keys of fields that do not apply (``source``, ``rule_id``,
-        ``decided_by``, ``edited_digest``, ``modified`` and ``sandboxed`` when false) are left out.
+        ``tool_call_id``, ``shadow``, ``decided_by``, ``edited_digest``, ``modified`` and ``sandboxed``
+        when false, ``arguments`` when not kept) are left out.
         """
         data: dict[str, Any] = {
             "tool": self.tool,
@@ -201,6 +262,12 @@ class DecisionRecord:
             data["rule_id"] = self.rule_id
         if self.sandboxed:
             data["sandboxed"] = True
+        if self.tool_call_id is not None:
+            data["tool_call_id"] = self.tool_call_id
+        if self.has_arguments:
+            data["arguments"] = self.arguments
+        if self.shadow is not None:
+            data["shadow"] = self.shadow.to_dict()
         if self.decided_by is not None:
             data["decided_by"] = self.decided_by
         if self.edited_digest is not None:

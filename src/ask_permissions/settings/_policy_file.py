@@ -26,11 +26,12 @@ from ask_permissions.policy._tool_names import unknown_tools as unknown_tools_of
 from ask_permissions.queue._grants import SessionPermissionGrants
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.queue._store import DEFAULT_SESSION, ApprovalStore
+from ask_permissions.rules._examples import RuleExamples, check_examples, read_rule_entry
 from ask_permissions.rules._patterns import ToolPattern, decode_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
 from ask_permissions.rules._text import RuleTextError, read_kinds, rule_tool_pattern
-from ask_permissions.typing import Clock, GrantsLike, Mode, PolicyDefault, UnknownTools
+from ask_permissions.typing import Clock, Evaluator, GrantsLike, Mode, PolicyDefault, Redactor, UnknownTools
 
 from ._field_lines import with_line
 from ._policy_text import MAX_POLICY_FILE_BYTES, parse_policy_bytes, read_policy_bytes
@@ -79,6 +80,8 @@ def load_policy(
     store: ApprovalStore | None = None,
     session: str = DEFAULT_SESSION,
     unknown_tools: UnknownTools | None = None,
+    shadow: Evaluator | None = None,
+    record_arguments: bool | Redactor = False,
 ) -> ApprovalPolicy:
     """Build an ``ApprovalPolicy`` from a policy file or its parsed data.
 
@@ -111,6 +114,8 @@ def load_policy(
             and its ``session_grants`` are granted in the session.
         session: the session of ``store`` the queue and the grants belong to.
         unknown_tools: ``"error"`` or ``"keep"``, in place of the file's own ``unknown_tools``.
+        shadow: passed to ``ApprovalPolicy`` as it is.
+        record_arguments: passed to ``ApprovalPolicy`` as it is.
 
     Raises:
         OSError: the file cannot be read.
@@ -152,6 +157,8 @@ def load_policy(
                 on_decision=on_decision,
                 clock=clock,
                 interactive=interactive,
+                shadow=shadow,
+                record_arguments=record_arguments,
             )
         except Warning as warning:
             _refuse_warning(data, warning)
@@ -400,13 +407,18 @@ def _read_permissions(
     """The ``permissions`` table: ``allow``, ``ask`` and ``deny`` lists of rule text; ``cwd`` and ``home``."""
     table = read_mapping(value, path, optional=(*_PERMISSION_LISTS, "cwd", "home"))
     lists: dict[str, list[str]] = {}
+    examples: dict[str, list[RuleExamples | None]] = {}
     for field in _PERMISSION_LISTS:
         field_path = child(path, field)
-        entries = read_list(table.get(field, []), field_path)
-        lists[field] = [read_str(text, child(field_path, index)) for index, text in enumerate(entries)]
+        entries = [
+            read_rule_entry(entry, child(field_path, index))
+            for index, entry in enumerate(read_list(table.get(field, []), field_path))
+        ]
+        lists[field] = [text for text, _ in entries]
+        examples[field] = [example for _, example in entries]
     directories = _permission_directories(table, path, base_dir)
     try:
-        return PermissionRules.from_text(
+        rules = PermissionRules.from_text(
             allow=lists["allow"],
             ask=lists["ask"],
             deny=lists["deny"],
@@ -417,6 +429,19 @@ def _read_permissions(
     except RuleTextError as error:
         where = child(path, error.where) if error.where else path
         fail(where, f"a rule ({error.problem})", error.text)
+    # from_text keeps the deny list, then the ask list, then the allow list, each in its own order.
+    declared = [example for field in ("deny", "ask", "allow") for example in examples[field]]
+    read = read_kinds(kinds)
+    for rule, example in zip(rules.rules, declared, strict=True):
+        if example is not None:
+            check_examples(
+                example,
+                rule.text or "",
+                rule.matches,
+                tool=rule.tool_pattern if isinstance(rule.tool_pattern, str) else None,
+                kinds=read,
+            )
+    return rules
 
 
 def _text_rule_references(table: object) -> Iterator[ToolReference]:

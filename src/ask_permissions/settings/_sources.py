@@ -17,6 +17,7 @@ from typing import Final, final, get_args
 
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, read_list, read_mapping, read_text
+from ask_permissions.rules._examples import RuleExamples, read_rule_entry
 from ask_permissions.typing import LayeredMode, SettingsSourceName
 
 from ._field_lines import with_line
@@ -89,6 +90,8 @@ class SettingsSource:
     additional_directories: tuple[str, ...] = ()
     disable_bypass: bool = False
     hooks: Mapping[str, object] | None = field(default=None, compare=False)
+    examples: Mapping[tuple[str, int], RuleExamples] = field(default_factory=dict, compare=False)
+    """The examples of its rules that carry some, by decision and position (``("allow", 2)``)."""
 
     @property
     def is_empty(self) -> bool:
@@ -172,10 +175,19 @@ def settings_from_data(
     if permissions_data is None:
         return SettingsSource(name, anchor, path, hooks=hooks)
     permissions = read_mapping(permissions_data, "permissions", optional=_PERMISSION_KEYS)
-    lists = {
-        decision: _read_rule_texts(permissions.get(decision), child("permissions", decision))
-        for decision in ("allow", "ask", "deny")
-    }
+    lists: dict[str, tuple[str, ...]] = {}
+    examples: dict[tuple[str, int], RuleExamples] = {}
+    for decision in ("allow", "ask", "deny"):
+        field_path = child("permissions", decision)
+        raw = permissions.get(decision)
+        entries = [
+            read_rule_entry(entry, child(field_path, index), non_empty=True)
+            for index, entry in enumerate(read_list(raw if raw is not None else [], field_path))
+        ]
+        lists[decision] = tuple(text for text, _ in entries)
+        examples.update(
+            ((decision, index), example) for index, (_, example) in enumerate(entries) if example is not None
+        )
     mode = permissions.get("defaultMode")
     if mode is not None and mode not in LAYERED_MODES:
         fail(child("permissions", "defaultMode"), "one of " + ", ".join(map(repr, LAYERED_MODES)), mode)
@@ -199,6 +211,7 @@ def settings_from_data(
         additional_directories=directories,
         disable_bypass=lock == BYPASS_DISABLED,
         hooks=hooks,
+        examples=examples,
     )
 
 

@@ -1,0 +1,182 @@
+"""``ask-permissions suggest``: the fewest allow rules answering the most approvals, proven; --write only."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from ask_permissions import load_policy
+from ask_permissions.cli._main import main
+from ask_permissions.cli._suggest import _planned
+
+from .evidence_samples import OLD_POLICY, record_session
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> tuple[str, Path]:
+    policy = tmp_path / "policy.toml"
+    policy.write_text(OLD_POLICY, encoding="utf-8")
+    database = tmp_path / "store.db"
+    record_session(policy, store_path=database)
+    return f"sqlite:///{database}", policy
+
+
+def _files(directory: Path) -> list[str]:
+    """The files of a directory but the SQLite side files a reader of a WAL database may leave (empty)."""
+    return sorted(path.name for path in directory.iterdir() if not path.name.startswith("store.db-"))
+
+
+class TestSuggest:
+    """The rules answer approvals only, and the proof covers every rejection and deny rule."""
+
+    def test_rules_and_proof(self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+        """One rule per family node; none broader than the approvals; no rejected call is covered."""
+        url, policy = store
+        assert main(["suggest", "--store", url, "--policy", str(policy), "--json"]) == 0
+        found = json.loads(capsys.readouterr().out)
+        rules = {rule["rule"]: rule["saved"] for rule in found["rules"]}
+        assert rules == {
+            "Bash(git diff *)": 3,
+            "Bash(npm test *)": 3,
+            "Edit(//work/project/src/**)": 3,
+            "WebFetch(domain:docs.python.org)": 2,
+            "mcp__github__create_issue": 2,
+        }
+        assert found["proof"]["proven"] is True
+        assert found["proof"]["rejected_calls"] == 5
+        assert found["proof"]["would_proceed"] == []
+        # No rule above a rejection: npm publish keeps Bash(npm *) out, .env keeps the project's root out.
+        assert "Bash(npm *)" not in rules
+        assert "Edit(//work/project/**)" not in rules
+
+    def test_min_count(self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+        """--min-count 3 drops the rules that answer fewer approvals."""
+        url, policy = store
+        main(["suggest", "--store", url, "--policy", str(policy), "--min-count", "3", "--json"])
+        assert [rule["saved"] for rule in json.loads(capsys.readouterr().out)["rules"]] == [3, 3, 3]
+
+    def test_deny_rules_are_never_covered(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A deny rule below an approved prefix keeps the prefix out (its witness call would be covered)."""
+        policy = tmp_path / "policy.toml"
+        policy.write_text(
+            OLD_POLICY.replace('deny = ["Bash(rm -rf *)"]', 'deny = ["Bash(npm test --force *)"]')
+        )
+        database = tmp_path / "store.db"
+        record_session(policy, store_path=database)
+        main(["suggest", "--store", f"sqlite:///{database}", "--policy", str(policy), "--json"])
+        rules = [rule["rule"] for rule in json.loads(capsys.readouterr().out)["rules"]]
+        assert "Bash(npm test *)" not in rules
+        assert "Bash(git diff *)" in rules
+
+    def test_nothing_is_written_without_write(self, store: tuple[str, Path]) -> None:
+        """Without --write the policy file and the store stay as they were, and no file appears."""
+        url, policy = store
+        before = policy.read_bytes()
+        listing = _files(policy.parent)
+        assert main(["suggest", "--store", url, "--policy", str(policy)]) == 0
+        assert policy.read_bytes() == before
+        assert _files(policy.parent) == listing
+
+    def test_text_report(self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+        """Each rule with the prompts it saves and example calls, then the proof."""
+        url, policy = store
+        assert main(["suggest", "--store", url, "--policy", str(policy)]) == 0
+        out = capsys.readouterr().out
+        assert out.startswith("14 approvals and 5 rejections in sqlite:///")
+        assert "Bash(git diff *)" in out
+        assert "3 prompts saved  (command-prefix)" in out
+        assert 'e.g. Bash {"command": "git diff HEAD"}' in out
+        assert "each rule was tried on the 5 rejected calls" in out
+        assert "were decided again: none would proceed" in out
+        assert "NOT PROVEN" not in out
+
+
+class TestWrite:
+    """--write adds the rules to the file's allow list after printing the diff; the file still loads."""
+
+    def test_a_toml_policy_file_keeps_its_comments(
+        self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The TOML file gains the rules in [permissions] allow; its other lines stay as written."""
+        url, policy = store
+        policy.write_text("# keep me\n" + OLD_POLICY, encoding="utf-8")
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        out = capsys.readouterr().out
+        assert '+allow = ["Bash(git status)", "Bash(git diff *)"' in out
+        text = policy.read_text(encoding="utf-8")
+        assert text.startswith("# keep me\n")
+        allow = tomllib.loads(text)["permissions"]["allow"]
+        assert allow[0] == "Bash(git status)"
+        assert "mcp__github__create_issue" in allow
+        load_policy(policy)
+
+    def test_the_diff_comes_before_the_write(
+        self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The report, then the diff, then the line saying the file was written."""
+        url, policy = store
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        out = capsys.readouterr().out
+        report, diff, written = out.index("proof:"), out.index(f"--- {policy}"), out.index("rules written")
+        assert report < diff < written
+
+    def test_json_carries_the_diff(self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+        """--json --write: standard output is one JSON object, with the diff that was written."""
+        url, policy = store
+        assert main(["suggest", "--store", url, "--write", str(policy), "--json"]) == 0
+        captured = capsys.readouterr()
+        report = json.loads(captured.out)
+        assert report["write"]["file"] == str(policy)
+        assert '+allow = ["Bash(git status)", "Bash(git diff *)"' in report["write"]["diff"]
+        assert "Bash(git diff *)" in tomllib.loads(policy.read_text(encoding="utf-8"))["permissions"]["allow"]
+        assert "allow rules written" in captured.err
+
+    def test_a_layout_it_cannot_edit_is_refused(
+        self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An allow list it cannot edit in place (an inline table) is exit 2, the file untouched."""
+        url, policy = store
+        text = OLD_POLICY.replace(
+            '[permissions]\ndeny = ["Bash(rm -rf *)"]\nallow = ["Bash(git status)"]\n',
+            'permissions = { deny = ["Bash(rm -rf *)"], allow = ["Bash(git status)"] }\n',
+        )
+        assert text != OLD_POLICY
+        policy.write_text(text, encoding="utf-8")
+        listing = _files(policy.parent)
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 2
+        assert "cannot add the rules to its [permissions] allow list safely" in capsys.readouterr().err
+        assert policy.read_text(encoding="utf-8") == text
+        assert _files(policy.parent) == listing
+
+    def test_a_file_changed_since_the_diff_is_not_written(self, store: tuple[str, Path]) -> None:
+        """The write goes only over the text the diff was made from: a change in between refuses it."""
+        _, policy = store
+        edit = _planned(str(policy), ["Bash(git diff *)"])
+        assert edit is not None
+        changed = policy.read_text(encoding="utf-8") + "# edited meanwhile\n"
+        policy.write_text(changed, encoding="utf-8")
+        with pytest.raises(ValueError, match="changed while suggest ran; nothing written"):
+            edit.apply()
+        assert policy.read_text(encoding="utf-8") == changed
+
+    def test_a_settings_file(
+        self, store: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A local settings file of a project gains the rules; the project's rules prove them."""
+        url, _ = store
+        agent = tmp_path / "project" / ".agent"
+        agent.mkdir(parents=True)
+        (agent / "settings.json").write_text(
+            json.dumps({"permissions": {"deny": ["WebFetch"]}}), encoding="utf-8"
+        )
+        local = agent / "settings.local.json"
+        local.write_text(json.dumps({"model": "x"}), encoding="utf-8")
+        assert main(["suggest", "--store", url, "--write", str(local)]) == 0
+        data = json.loads(local.read_text(encoding="utf-8"))
+        assert data["model"] == "x"
+        assert "Bash(git diff *)" in data["permissions"]["allow"]
+        assert not any(rule.startswith("WebFetch") for rule in data["permissions"]["allow"])
+        assert '+      "Bash(git diff *)",' in capsys.readouterr().out
