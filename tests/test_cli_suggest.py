@@ -173,10 +173,10 @@ class TestWrite:
             json.dumps({"permissions": {"deny": ["WebFetch"]}}), encoding="utf-8"
         )
         local = agent / "settings.local.json"
-        local.write_text(json.dumps({"model": "x"}), encoding="utf-8")
+        local.write_text(json.dumps({"$schema": "x"}), encoding="utf-8")
         assert main(["suggest", "--store", url, "--write", str(local)]) == 0
         data = json.loads(local.read_text(encoding="utf-8"))
-        assert data["model"] == "x"
+        assert data["$schema"] == "x"
         assert "Bash(git diff *)" in data["permissions"]["allow"]
         assert not any(rule.startswith("WebFetch") for rule in data["permissions"]["allow"])
         assert '+      "Bash(git diff *)",' in capsys.readouterr().out
