@@ -29,6 +29,7 @@ from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
+from ask_permissions.shell import read_command
 from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest
 
 from ._checks import Check, PermissionCheck, read_checks, run_checks
@@ -811,7 +812,7 @@ def _single_command(call: _Call) -> tuple[str, ...] | None:
     """The words of the call's command when it is one understood command without assignments: what a rule
     for exactly it is written from (each word quoted as needed, so a ``*`` in it stays a ``*``)."""
     command = call.command()
-    parsed = None if command is None else parse_command(command)
+    parsed = None if command is None else read_command(command)
     if parsed is None or not parsed.understood or len(parsed.subcommands) != 1:
         return None
     sub = parsed.subcommands[0]
@@ -842,7 +843,7 @@ def suggestions_for(call: _Call) -> list[str]:
         words = _single_command(call)
         if words is not None:
             found.append(f"{name}({_rule_words(words)})")
-            parsed = parse_command(call.command() or "")
+            parsed = read_command(call.command() or "")
             if len(words) >= 3 and not parsed.subcommands[0].wrappers:
                 found.append(f"{name}({_rule_words(words[:2])} *)")
     elif kind.kind == "path":
