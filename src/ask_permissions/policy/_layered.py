@@ -22,14 +22,14 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
-from ask_permissions.rules._command import argv_texts
+from ask_permissions.rules._command import READ_LIMIT_TEXT, argv_texts
 from ask_permissions.rules._paths import normalize_path
 from ask_permissions.rules._shell import parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
-from ask_permissions.shell import read_command
+from ask_permissions.shell import READ_LIMIT, read_command
 from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest
 
 from ._checks import Check, PermissionCheck, read_checks, run_checks
@@ -309,6 +309,19 @@ _ASK: Final = Opinion("ask")
 _BLOCK: Final = Opinion("block")
 
 
+def _read_limit(call: _Call) -> Opinion | None:
+    """0b. A shell command past the read limit asks a person, in every mode: it was not read, so no rule may
+    allow it and none may block it for its length alone, and no reviewer answers it (as a safety check)."""
+    kind = call.kind
+    if kind is None or kind.kind != "shell":
+        return None
+    for value in subject_values(call.arguments, kind.key, _SHELL_KEYS):
+        texts = (value,) if isinstance(value, str) else argv_texts(value) or ()
+        if any(len(text) > READ_LIMIT for text in texts):
+            return Opinion("ask", READ_LIMIT_TEXT.format(tool=call.name, limit=READ_LIMIT), reviewable=False)
+    return None
+
+
 def _deny_rule(call: _Call) -> Opinion | None:
     """1. A deny rule from any source blocks: denied at any level, no other level can allow it.
 
@@ -499,6 +512,7 @@ def _dont_ask(call: _Call, decided: Decided) -> Decided:
 _TABLE: Final[Table[_Call]] = Table(
     (
         Layer("hook", hook_layer, blocking=True),  # 0. hooks see the call first
+        Layer("read_limit", _read_limit, guard=True),
         Layer("deny_rule", _deny_rule, guard=True),
         Layer("ask_rule", _ask_rule, guard=True),
         Layer("tool_check", _tool_check),
