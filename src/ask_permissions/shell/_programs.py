@@ -23,7 +23,9 @@ from types import MappingProxyType
 from typing import Final, Literal, TypeAlias, final
 
 __all__ = [
+    "EDIT_COMMANDS",
     "PROGRAMS",
+    "QUICK_NAMES",
     "ArgvReading",
     "InputKind",
     "Launch",
@@ -37,8 +39,11 @@ __all__ = [
     "Strip",
     "When",
     "launch",
+    "name_key",
     "program_named",
     "read_argv",
+    "removes",
+    "strip_wrappers",
 ]
 
 Role: TypeAlias = Literal[
@@ -232,6 +237,9 @@ class Program:
         strip: how the plain reading strips it, as a wrapper.
         keyed: ``KEY=VALUE`` operands and their values' roles (dd's ``of=``).
         every_word: a launcher whose command may start at any later word (tmux, screen).
+        appends_arguments: the command it runs gets more arguments, read from its input (xargs).
+        edit: an edit command ``acceptEdits`` may accept when every path it touches lies inside the working
+            directories (mkdir, touch, mv, cp).
         stdin_operand: the operand that makes it read its script from its input (``-``).
     """
 
@@ -249,6 +257,8 @@ class Program:
     strip: Strip | None = None
     keyed: tuple[tuple[str, Role], ...] = ()
     every_word: bool = False
+    appends_arguments: bool = False
+    edit: bool = False
     stdin_operand: str | None = None
     index: _OptionIndex = field(init=False, repr=False, compare=False, hash=False)
     verb_index: Mapping[str, Program] = field(init=False, repr=False, compare=False, hash=False)
@@ -626,6 +636,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "-x|--exit --process-slot-var= -o|--open-tty --show-limits",
         "command",
         options_first=True,
+        appends_arguments=True,
         strip=Strip(bare=True, appends=True, double_dash=False),
     ),
     # -- launchers: the command or script they run is read as well ----------------------------------------
@@ -1024,6 +1035,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "-u|--update? -v|--verbose --keep-directory-symlink -x|--one-file-system -Z|--context?",
         "read* write",
         when=(_when("target", slots="read*"),),
+        edit=True,
     ),
     _row(
         "mv",
@@ -1034,6 +1046,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "-u|--update? -v|--verbose -Z|--context",
         "remove* write",
         when=(_when("target", slots="remove*"),),
+        edit=True,
     ),
     _row(
         "ln",
@@ -1057,7 +1070,12 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         when=(_when("directories", slots="write*"), _when("target", slots="read*")),
     ),
     _row(
-        "mkdir", "writer", "makes directories", "-m|--mode= -p|--parents -v|--verbose -Z|--context?", "write*"
+        "mkdir",
+        "writer",
+        "makes directories",
+        "-m|--mode= -p|--parents -v|--verbose -Z|--context?",
+        "write*",
+        edit=True,
     ),
     _row(
         "touch",
@@ -1065,6 +1083,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "makes files or changes their times",
         "-a -c|--no-create -d|--date= -f -h|--no-dereference -m -r|--reference=read -t= --time=",
         "write*",
+        edit=True,
     ),
     _row(
         "tee",
@@ -1518,6 +1537,41 @@ def name_key(word: str) -> str:
 def program_named(word: str) -> Program | None:
     """The row of the program a command word runs, or ``None`` when the table does not know it."""
     return _BY_NAME.get(name_key(word))
+
+
+def removes(program: Program) -> bool:
+    """Whether a row may remove the paths it is given (by an operand's role or an option's)."""
+    slots = [program.operands, *(when.slots for when in program.when if when.slots is not None)]
+    return any(slot.role == "remove" for group in slots for slot in group) or any(
+        option.role == "remove" for option in program.options
+    )
+
+
+def _acts_unnamed(program: Program) -> bool:
+    """Whether a row can do what the safety checks ask about without the command naming a protected path
+    or holding anything the shell expands: remove a path, write a protected file it does not name, or run
+    another command, a script or its input."""
+    if program.kind in ("wrapper", "launcher", "shell", "interpreter", "remover"):
+        return True
+    if program.launches or program.implicit is not None:
+        return True
+    if removes(program) or any(option.implicit is not None for option in program.options):
+        return True
+    if any(when.implicit is not None or when.runs_input is not None for when in program.when):
+        return True
+    return any(_acts_unnamed(verb) for verb in program.verbs)
+
+
+EDIT_COMMANDS: Final = frozenset(name for program in PROGRAMS if program.edit for name in program.names)
+"""The edit commands ``acceptEdits`` may accept (the rows marked ``edit``)."""
+
+QUICK_NAMES: Final = frozenset(
+    name for program in PROGRAMS if _acts_unnamed(program) for name in program.names
+)
+"""The names of the programs whose rows can act without naming a protected path (removers, launchers,
+shells, programs that write a protected file without naming it): a command that names none of them, no
+protected path and nothing the shell expands cannot make a safety check ask. Derived from the table, so a
+program added to it is never skipped."""
 
 
 # -- reading an argument vector by the table ---------------------------------------------------------------
