@@ -59,10 +59,10 @@ class ProtectedPaths:
 
     @property
     def needles(self) -> re.Pattern[str]:
-        """Finds any protected name, or the name of a program the table of programs says may act without
-        naming one (a remover, a launcher, a shell, ``git``, ``npm``), case-insensitively: a plain command
-        (no quote tricks, globs, expansions or escapes; see ``check_shell``) without one cannot make a
-        safety check ask (worked out once per set of protected paths)."""
+        """Finds any protected name, or the name of a program the table of programs says may write, remove
+        or run something (every row but the readers'), case-insensitively: a plain command (no quote
+        tricks, globs, expansions, escapes or writing redirections; see ``check_shell``) without one cannot
+        make a safety check ask (worked out once per set of protected paths)."""
         return _needles(self.directories | self.files)
 
     def extended(self, *, directories: Iterable[str] = (), files: Iterable[str] = ()) -> ProtectedPaths:
@@ -329,7 +329,7 @@ def _touched(use: PathUse, cwd: str, home: str, protected: ProtectedPaths, *, do
     for path in _bases(use) or (use.path,):
         joined = _joined(path, cwd, home)
         readings = [normalize_path(joined)]
-        if not (use.expands and _SHELL_SPECIAL.search(path)):
+        if not use.guessed and not (use.expands and _SHELL_SPECIAL.search(path)):
             readings.extend(_physical(joined))
         for reading in readings:
             touched = protected.touched_by(_within(reading, working), pattern=use.expands, dotglob=dotglob)
@@ -338,9 +338,10 @@ def _touched(use: PathUse, cwd: str, home: str, protected: ProtectedPaths, *, do
     return None
 
 
-# Text that a word may be spelled with so that the raw command does not show what it names: quotes are
-# dropped before the quick search, and anything else here sends the command to the full reading.
-_SPELLING: Final = re.compile(r"[\\$`*?\[{(]|[^\x00-\x7f]")
+# Text that a word may be spelled with so that the raw command does not show what it names (quotes are
+# dropped before the quick search; anything else here sends the command to the full reading), and ">",
+# a redirection that writes (through a link on disk, maybe into .git/hooks).
+_SPELLING: Final = re.compile(r"[\\$`*?\[{(>]|[^\x00-\x7f]")
 _QUOTES: Final = re.compile("['\"]")
 _QUICK_LENGTH: Final = 10_000
 """Longer commands are always read in full (the reading says when one is too long to read)."""

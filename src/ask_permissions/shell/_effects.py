@@ -54,6 +54,8 @@ class PathUse:
             directory (``.`` first) or absolute or ``~``-relative; ``None`` when an earlier command moved
             to a directory no check can follow (``cd $X``, ``cd -``, ``ln -s``).
         program: the program that touches it, or ``"a redirection"``, ``"an assignment"``.
+        guessed: the table cannot read the program (or its options), so this is only a word it is given:
+            the checks look for a protected name in it, but do not follow it through links on disk.
     """
 
     path: str
@@ -61,6 +63,7 @@ class PathUse:
     expands: bool
     bases: tuple[str, ...] | None
     program: str
+    guessed: bool = False
 
 
 @final
@@ -159,6 +162,7 @@ class _Reading:
 
 # What the shell may change in a word whose quoting is no longer known: read as changing (over-approximate).
 _MAY_EXPAND: Final = re.compile(r"[$`*?\[]|\{[^{}]*(?:,|\.\.)[^{}]*\}|^~")
+_ANY_NAME: Final = re.compile(r"[$`{*?\[]")
 
 
 def _read(text: str) -> _Reading:
@@ -187,15 +191,17 @@ def _read(text: str) -> _Reading:
         redirects = tuple(
             _AdaptedRedirect(None, ">", target, _MAY_EXPAND.search(target) is not None)
             for target in parsed.redirect_targets
+            if not (target.isdigit() or target == "-")  # 2>&1, >&-: a descriptor, not a file
         )
         visible.append(_AdaptedSimple((), redirects=redirects))
     why = parsed.why or ""
     unparsed = (
         why if why.startswith(("an unterminated", "an unclosed", "an unbalanced", "a trailing")) else None
     )
+    unique = {(simple.words, simple.assignments, simple.redirects): simple for simple in visible}
     return _Reading(
         plain,
-        tuple(visible),
+        tuple(unique.values()),
         parsed.fully_scanned,
         not parsed.fully_scanned and len(text) > 100_000,
         unparsed,
@@ -210,7 +216,7 @@ def _adapted(
     wrappers: tuple[str, ...] = (),
 ) -> _AdaptedSimple:
     expanding = tuple(_MAY_EXPAND.search(word) is not None for word in words)
-    name_is_glob = name_is_glob or bool(expanding and expanding[0])
+    name_is_glob = name_is_glob or bool(words and _ANY_NAME.search(words[0]))
     return _AdaptedSimple(words, assignments, wrappers, name_is_glob, appends, expanding)
 
 
@@ -222,6 +228,13 @@ def _launched(words: tuple[str, ...], depth: int) -> list[SimpleCommand]:
         return []
     started = launch(words)
     found: list[SimpleCommand] = []
+    if started.wrapped and started.wrapped < len(words):
+        found.append(_adapted(words[started.wrapped :]))
+        found.extend(_launched(words[started.wrapped :], depth + 1))
+    if started.script_only is not None:
+        for sub in parse_command(words[started.script_only]).visible:
+            found.append(_adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments))
+            found.extend(_launched(sub.words, depth + 1))
     for start, end in started.commands:
         found.append(_adapted(words[start:end]))
         found.extend(_launched(words[start:end], depth + 1))
@@ -240,7 +253,8 @@ _MAX_BASES: Final = 8
 """How many directories a relative path is read from; more directory changes than this and a relative path
 counts as read from somewhere no check can follow."""
 _HOME_CHANGE: Final = re.compile(r"~(?:/|$)")
-_EXPANSION: Final = re.compile(r"[$`]")
+_UNREAD_NAME: Final = re.compile(r"[$`{]")
+"""A command name built by an expansion or braces may be a whole command (``$X``, ``{rm,-rf,/}``)."""
 
 
 @final
@@ -267,7 +281,7 @@ class _Walk:
             if name == "CDPATH":
                 self.move(None)  # cd now reads its operand against other directories
             if value:
-                self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment")
+                self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
         for redirect in simple.redirects:
             target = redirect.target
             if target is None or (redirect.operator in (">&", "<&") and (target.isdigit() or target == "-")):
@@ -278,7 +292,7 @@ class _Walk:
                 self.use(target, "read", redirect.target_expands, "a redirection")
         if not words:
             return
-        if simple.name_is_glob or expanding[0]:
+        if simple.name_is_glob:
             self.any_program(words, expanding)
             return
         reading = read_argv(words)
@@ -329,11 +343,11 @@ class _Walk:
     def any_program(self, words: tuple[str, ...], expanding: tuple[bool, ...]) -> None:
         """A command whose name the shell works out: it may be any program (``rm`` too), so its words are
         paths it may write or remove; a name built by an expansion may hold a whole command."""
-        if _EXPANSION.search(words[0]):
+        if _UNREAD_NAME.search(words[0]):
             self.unread.append(words[0])
         for index in range(1, len(words)):
             if not words[index].startswith("-"):
-                self.use(words[index], "remove", expanding[index], words[0])
+                self.use(words[index], "remove", expanding[index], words[0], guessed=True)
             self.candidates(words[index], expanding[index], words[0])
 
     def candidates(self, word: str, expands: bool, program: str) -> None:
@@ -341,10 +355,12 @@ class _Walk:
         (``--output=.bashrc``), and a short option's attached value after any run of bundled flags
         (``-t.git/hooks``, ``-sLo.git/hooks``) may each be a path it writes."""
         for candidate in _candidates(word):
-            self.use(candidate, "touch", expands, program)
+            self.use(candidate, "touch", expands, program, guessed=True)
 
-    def use(self, path: str, action: PathAction, expands: bool, program: str) -> None:
-        self.paths.append(PathUse(path, action, expands, self.bases, program))
+    def use(
+        self, path: str, action: PathAction, expands: bool, program: str, *, guessed: bool = False
+    ) -> None:
+        self.paths.append(PathUse(path, action, expands, self.bases, program, guessed))
 
     def move(self, target: str | None) -> None:
         """A directory change: later relative paths may be read from ``target`` too (``None``: from
@@ -355,7 +371,8 @@ class _Walk:
         if target is None or target == "-" or (target.startswith("~") and not _HOME_CHANGE.match(target)):
             self.bases = None
             return
-        joined = tuple(dict.fromkeys((*self.bases, *(posixpath.join(base, target) for base in self.bases))))
+        moved = (target if base == "." else posixpath.join(base, target) for base in self.bases)
+        joined = tuple(dict.fromkeys((*self.bases, *moved)))
         self.bases = joined if len(joined) <= _MAX_BASES else None
 
 

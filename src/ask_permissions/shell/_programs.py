@@ -1547,31 +1547,31 @@ def removes(program: Program) -> bool:
     )
 
 
-def _acts_unnamed(program: Program) -> bool:
-    """Whether a row can do what the safety checks ask about without the command naming a protected path
-    or holding anything the shell expands: remove a path, write a protected file it does not name, or run
-    another command, a script or its input."""
-    if program.kind in ("wrapper", "launcher", "shell", "interpreter", "remover"):
+def _acts(program: Program) -> bool:
+    """Whether a row can do what the safety checks ask about with no protected name written in the
+    command: write, remove or touch a path (which a symbolic link on disk may lead into ``.git/hooks``),
+    write a protected file it does not name, or run another command, a script or its input."""
+    if program.kind not in ("reader", "directory") or program.launches or program.implicit is not None:
         return True
-    if program.launches or program.implicit is not None:
+    slots = [program.operands, *(when.slots for when in program.when if when.slots is not None)]
+    roles = {slot.role for group in slots for slot in group} | {option.role for option in program.options}
+    if roles & {"write", "remove", "touch", "command", "script"}:
         return True
-    if removes(program) or any(option.implicit is not None for option in program.options):
+    if any(option.implicit is not None for option in program.options):
         return True
     if any(when.implicit is not None or when.runs_input is not None for when in program.when):
         return True
-    return any(_acts_unnamed(verb) for verb in program.verbs)
+    return any(_acts(verb) for verb in program.verbs)
 
 
 EDIT_COMMANDS: Final = frozenset(name for program in PROGRAMS if program.edit for name in program.names)
 """The edit commands ``acceptEdits`` may accept (the rows marked ``edit``)."""
 
-QUICK_NAMES: Final = frozenset(
-    name for program in PROGRAMS if _acts_unnamed(program) for name in program.names
-)
-"""The names of the programs whose rows can act without naming a protected path (removers, launchers,
-shells, programs that write a protected file without naming it): a command that names none of them, no
-protected path and nothing the shell expands cannot make a safety check ask. Derived from the table, so a
-program added to it is never skipped."""
+QUICK_NAMES: Final = frozenset(name for program in PROGRAMS if _acts(program) for name in program.names)
+"""The names of the programs whose rows may write, remove or run something (every row but the readers'
+and the directory changers'): a command that names none of them, no protected path, no redirection that
+writes and nothing the shell expands cannot make a safety check ask. Derived from the table, so a program
+added to it is never skipped."""
 
 
 # -- reading an argument vector by the table ---------------------------------------------------------------
