@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -398,6 +399,48 @@ class TestImplicit:
     def test_not_implicit(self, argv: list[str]) -> None:
         """Reading configuration, or writing a file named elsewhere, is no implicit write."""
         assert read_argv(argv).implicit == ()
+
+
+_KIND_TITLES = {
+    "wrapper": "Wrappers (the plain reading looks through them)",
+    "launcher": "Launchers (what they run is read too)",
+    "shell": "Shells",
+    "interpreter": "Interpreters",
+    "remover": "Removers",
+    "writer": "Writers",
+    "reader": "Readers (naming a protected path in them does not ask)",
+    "directory": "Directory changes",
+    "subcommands": "Sub-commands after global options",
+}
+_DOCS = Path(__file__).parent.parent / "docs" / "reference" / "programs.md"
+
+
+def programs_markdown() -> str:
+    """The docs' list of the table's programs, by kind, as generated from the table."""
+    lines: list[str] = []
+    for kind, title in _KIND_TITLES.items():
+        lines += [f"### {title}", "", "| program | what it does |", "| --- | --- |"]
+        for row in PROGRAMS:
+            if row.kind == kind:
+                names = ", ".join(f"`{name}`" for name in row.names)
+                lines.append(f"| {names} | {row.does.replace('|', chr(92) + '|')} |")
+        lines.append("")
+    return "\n".join(lines)
+
+
+class TestDocs:
+    """The docs list exactly the table's programs."""
+
+    def test_every_kind_has_a_title(self) -> None:
+        """Each kind a row uses is listed in the docs."""
+        assert {row.kind for row in PROGRAMS} <= set(_KIND_TITLES)
+
+    def test_the_docs_list_the_table(self) -> None:
+        """docs/reference/programs.md holds the table as generated from it (regenerate on a change)."""
+        text = _DOCS.read_text(encoding="utf-8")
+        start, end = "<!-- programs:start -->\n", "<!-- programs:end -->"
+        listed = text[text.index(start) + len(start) : text.index(end)]
+        assert listed.strip() == programs_markdown().strip()
 
 
 class TestTable:
