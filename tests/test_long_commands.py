@@ -172,10 +172,6 @@ class TestWithinTheReadLimit:
         assert record.verdict != "deny"
         assert record.layer not in ("deny_rule", "read_limit")
 
-    @pytest.mark.xfail(
-        strict=True,
-        reason="the safety checks still read with the splitter (rules/_shell.py: 100,000 characters)",
-    )
     @pytest.mark.parametrize("mode", ["default", "bypassPermissions", "acceptEdits"])
     def test_layered_policy_decides_it_like_a_short_one(self, mode: LayeredMode) -> None:
         """LayeredPolicy's decision (verdict and layer) of a 200 KB file write is the 100-character one's."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from ask_permissions.typing import Decision
 from ._glob import Glob
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
-__all__ = ["PATH_KEYS", "PathPattern", "normalize_path"]
+__all__ = ["MAX_LINKS", "PATH_KEYS", "PathPattern", "normalize_path", "resolve_links"]
 
 PATH_KEYS: Final = ("file_path", "path", "notebook_path")
 """The arguments a path specifier reads when it names no key."""
@@ -32,6 +33,52 @@ def normalize_path(path: str) -> str:
     """
     normal = posixpath.normpath(path)
     return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
+MAX_LINKS: Final = 40
+"""How many symbolic links ``resolve_links`` follows in one path (Linux's own limit)."""
+
+
+def resolve_links(path: str, *, max_links: int = MAX_LINKS) -> str | None:
+    """``path`` (absolute) with the symbolic links that exist on disk resolved, as the kernel follows them.
+
+    Each component of the longest existing prefix that is a link is replaced by its target (a relative
+    target read from the link's folder), and ``..`` steps back from where a link led, not from the link;
+    the components that do not exist stay as written. The result is normalized.
+
+    Returns:
+        The resolved path, or ``None`` when it holds more than ``max_links`` links (a loop, say): no one
+        can say where it goes.
+    """
+    remaining = [part for part in reversed(path.split("/")) if part]
+    resolved = "/"
+    links = 0
+    while remaining:
+        name = remaining.pop()
+        if name == ".":
+            continue
+        if name == "..":
+            resolved = posixpath.dirname(resolved)
+            continue
+        candidate = posixpath.join(resolved, name)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except (OSError, ValueError):  # absent (or unreadable, or a NUL): the rest stays as written
+            return normalize_path("/".join((candidate, *reversed(remaining))))
+        if not is_link:
+            resolved = candidate
+            continue
+        links += 1
+        if links > max_links:
+            return None
+        try:
+            target = os.readlink(candidate)
+        except OSError:
+            return normalize_path("/".join((candidate, *reversed(remaining))))
+        remaining.extend(part for part in reversed(target.split("/")) if part)
+        if target.startswith("/"):
+            resolved = "/"
+    return resolved
 
 
 def _default_home() -> str:

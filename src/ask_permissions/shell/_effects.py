@@ -1,0 +1,438 @@
+"""What a shell command does to paths, worked out once per command text from its full reading and the table.
+
+``command_effects(text)`` walks every simple command the full reading sees (in substitutions, scripts,
+behind launchers), reads each argv by the table (``read_argv``), and reports the paths it reads, writes or
+removes (with the directories a relative path may be read from, after ``cd`` and ``env -C``), the protected
+files it writes without naming them, a shell fed a pipe it cannot read, and command names the shell works
+out. It over-approximates: a program the table does not know may write every word it is given, and a
+command whose name cannot be read may be any program. The safety checks decide on these effects alone.
+"""
+
+from __future__ import annotations
+
+import functools
+import posixpath
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Final, Literal, Protocol, TypeAlias, final
+
+from ._programs import ArgvReading, Role, launch, program_named, read_argv, removes
+
+__all__ = [
+    "Effects",
+    "PathAction",
+    "PathUse",
+    "SimpleCommand",
+    "command_effects",
+    "plain_reading",
+    "simple_effects",
+]
+
+PathAction: TypeAlias = Literal["read", "write", "remove", "touch"]
+"""What a command does to a path: reads it, writes it, removes it, or may do either (``touch``: the table
+cannot tell, so the checks read it as a write)."""
+
+_ACTIONS: Final[dict[Role, PathAction]] = {
+    "read": "read",
+    "write": "write",
+    "remove": "remove",
+    "touch": "touch",
+}
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class PathUse:
+    """One path a command touches.
+
+    Attributes:
+        path: the path as the program gets it (quotes removed; an expansion's text kept in place).
+        action: what the command does to it.
+        expands: the shell may change it (a glob, braces, a tilde, an expansion).
+        bases: the directories a relative ``path`` may be read from, each relative to the working
+            directory (``.`` first) or absolute or ``~``-relative; ``None`` when an earlier command moved
+            to a directory no check can follow (``cd $X``, ``cd -``, ``ln -s``).
+        program: the program that touches it, or ``"a redirection"``, ``"an assignment"``.
+        guessed: the table cannot read the program (or its options), so this is only a word it is given:
+            the checks look for a protected name in it, but do not follow it through links on disk.
+    """
+
+    path: str
+    action: PathAction
+    expands: bool
+    bases: tuple[str, ...] | None
+    program: str
+    guessed: bool = False
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """What one command line does, as the safety checks read it.
+
+    Attributes:
+        paths: every path it may read, write or remove, in order.
+        implicit: protected files it writes without naming them (``git config …`` writes git's
+            configuration), as the reasons name them.
+        piped_input: it pipes a script into a shell or an interpreter (whose input no check can read).
+        removes_input: it removes paths its input names (``xargs rm``), which no check can read.
+        unread_names: command names the shell works out (``$(echo rm)``, ``$CMD``): they may run anything.
+        directories: the directory changes it makes, in order (``None``: one no check can follow).
+        fully_read: the whole command was read (not: too long, or nested too deeply).
+        too_long: it is longer than the read limit.
+        unparsed: what makes the text not valid shell (an unterminated quote), or ``None``: the shell
+            would refuse it, but another reader of it might run something.
+    """
+
+    paths: tuple[PathUse, ...] = ()
+    implicit: tuple[str, ...] = ()
+    piped_input: bool = False
+    removes_input: bool = False
+    unread_names: tuple[str, ...] = ()
+    directories: tuple[str | None, ...] = ()
+    fully_read: bool = True
+    too_long: bool = False
+    unparsed: str | None = None
+
+
+# -- the reading the effects are read from -----------------------------------------------------------------
+
+
+class RedirectLike(Protocol):
+    @property
+    def fd(self) -> int | None: ...
+    @property
+    def operator(self) -> str: ...
+    @property
+    def target(self) -> str | None: ...
+    @property
+    def target_expands(self) -> bool: ...
+
+
+class SimpleCommand(Protocol):
+    """One simple command of a reading, as ``read_command(text)`` gives it."""
+
+    @property
+    def words(self) -> tuple[str, ...]: ...
+    @property
+    def assignments(self) -> tuple[str, ...]: ...
+    @property
+    def wrappers(self) -> tuple[str, ...]: ...
+    @property
+    def name_is_glob(self) -> bool: ...
+    @property
+    def appends_arguments(self) -> bool: ...
+    @property
+    def expanding(self) -> tuple[bool, ...]: ...
+    @property
+    def redirects(self) -> Sequence[RedirectLike]: ...
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _AdaptedRedirect:
+    fd: int | None
+    operator: str
+    target: str | None
+    target_expands: bool
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _AdaptedSimple:
+    words: tuple[str, ...]
+    assignments: tuple[str, ...] = ()
+    wrappers: tuple[str, ...] = ()
+    name_is_glob: bool = False
+    appends_arguments: bool = False
+    expanding: tuple[bool, ...] = ()
+    redirects: tuple[_AdaptedRedirect, ...] = ()
+
+
+@final
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    plain: tuple[SimpleCommand, ...] | None
+    visible: tuple[SimpleCommand, ...]
+    fully_read: bool
+    too_long: bool
+    unparsed: str | None
+
+
+# What the shell may change in a word whose quoting is no longer known: read as changing (over-approximate).
+_MAY_EXPAND: Final = re.compile(r"[$`*?\[]|\{[^{}]*(?:,|\.\.)[^{}]*\}|^~")
+_ANY_NAME: Final = re.compile(r"[$`{*?\[]")
+
+
+def _read(text: str) -> _Reading:
+    """The full reading of ``text``.
+
+    Until the shell package's own ``read_command`` lands, the rules' splitter gives it: its words lost
+    their quoting, so any word with an expansion, glob, brace or leading tilde is read as one the shell
+    changes, and its redirection targets (whose operators it drops) as writes after every command.
+    """
+    from ask_permissions.rules._shell import parse_command  # noqa: PLC0415  # the one import to switch
+
+    parsed = parse_command(text)
+    plain = (
+        tuple(
+            _adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments, sub.wrappers)
+            for sub in parsed.subcommands
+        )
+        if parsed.understood
+        else None
+    )
+    visible: list[SimpleCommand] = []
+    for sub in parsed.visible:
+        visible.append(_adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments))
+        visible.extend(_launched(sub.words, 0))
+    if parsed.redirect_targets:
+        redirects = tuple(
+            _AdaptedRedirect(None, ">", target, _MAY_EXPAND.search(target) is not None)
+            for target in parsed.redirect_targets
+            if not (target.isdigit() or target == "-")  # 2>&1, >&-: a descriptor, not a file
+        )
+        visible.append(_AdaptedSimple((), redirects=redirects))
+    why = parsed.why or ""
+    unparsed = (
+        why if why.startswith(("an unterminated", "an unclosed", "an unbalanced", "a trailing")) else None
+    )
+    unique = {(simple.words, simple.assignments, simple.redirects): simple for simple in visible}
+    return _Reading(
+        plain,
+        tuple(unique.values()),
+        parsed.fully_scanned,
+        not parsed.fully_scanned and len(text) > 100_000,
+        unparsed,
+    )
+
+
+def _adapted(
+    words: tuple[str, ...],
+    assignments: tuple[str, ...] = (),
+    name_is_glob: bool = False,
+    appends: bool = False,
+    wrappers: tuple[str, ...] = (),
+) -> _AdaptedSimple:
+    expanding = tuple(_MAY_EXPAND.search(word) is not None for word in words)
+    name_is_glob = name_is_glob or bool(words and _ANY_NAME.search(words[0]))
+    return _AdaptedSimple(words, assignments, wrappers, name_is_glob, appends, expanding)
+
+
+def _launched(words: tuple[str, ...], depth: int) -> list[SimpleCommand]:
+    """What the table says a command launches, as the shell package's full reading adds it."""
+    from ask_permissions.rules._shell import parse_command  # noqa: PLC0415  # until read_command lands
+
+    if depth > 8 or not words:
+        return []
+    started = launch(words)
+    found: list[SimpleCommand] = []
+    if started.wrapped and started.wrapped < len(words):
+        found.append(_adapted(words[started.wrapped :]))
+        found.extend(_launched(words[started.wrapped :], depth + 1))
+    if started.script_only is not None:
+        for sub in parse_command(words[started.script_only]).visible:
+            found.append(_adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments))
+            found.extend(_launched(sub.words, depth + 1))
+    for start, end in started.commands:
+        found.append(_adapted(words[start:end]))
+        found.extend(_launched(words[start:end], depth + 1))
+    for script in started.scripts:
+        for sub in parse_command(script.text(words)).visible:
+            found.append(_adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments))
+            found.extend(_launched(sub.words, depth + 1))
+    return found
+
+
+# -- effects -----------------------------------------------------------------------------------------------
+
+_WRITES: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
+_INPUTS: Final = frozenset({"<", "<<", "<<-", "<<<", "<>"})
+_MAX_BASES: Final = 8
+"""How many directories a relative path is read from; more directory changes than this and a relative path
+counts as read from somewhere no check can follow."""
+_HOME_CHANGE: Final = re.compile(r"~(?:/|$)")
+_UNREAD_NAME: Final = re.compile(r"[$`{]")
+"""A command name built by an expansion or braces may be a whole command (``$X``, ``{rm,-rf,/}``)."""
+
+
+@final
+class _Walk:
+    """The effects of one command line's simple commands, read in order."""
+
+    __slots__ = ("bases", "directories", "implicit", "paths", "piped", "removes_input", "text", "unread")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.bases: tuple[str, ...] | None = (".",)
+        self.paths: list[PathUse] = []
+        self.implicit: list[str] = []
+        self.directories: list[str | None] = []
+        self.unread: list[str] = []
+        self.piped = False
+        self.removes_input = False
+
+    def command(self, simple: SimpleCommand) -> None:
+        words = simple.words
+        expanding = simple.expanding or (False,) * len(words)
+        for assignment in simple.assignments:
+            name, _, value = assignment.partition("=")
+            if name == "CDPATH":
+                self.move(None)  # cd now reads its operand against other directories
+            if value:
+                self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
+        for redirect in simple.redirects:
+            target = redirect.target
+            if target is None or (redirect.operator in (">&", "<&") and (target.isdigit() or target == "-")):
+                continue
+            if redirect.operator in _WRITES or (redirect.operator == ">&" and redirect.fd in (None, 1)):
+                self.use(target, "write", redirect.target_expands, "a redirection")
+            elif redirect.operator == "<":
+                self.use(target, "read", redirect.target_expands, "a redirection")
+        if not words:
+            return
+        if simple.name_is_glob:
+            self.any_program(words, expanding)
+            return
+        reading = read_argv(words)
+        if not reading.programs:
+            for index in range(1, len(words)):
+                self.candidates(words[index], expanding[index], words[0])
+            return
+        if simple.appends_arguments and removes(reading.programs[-1]):
+            self.removes_input = True  # a bare xargs feeds rm what its input names
+        self.read(words, expanding, reading, simple)
+
+    def read(
+        self, words: tuple[str, ...], expanding: tuple[bool, ...], reading: ArgvReading, simple: SimpleCommand
+    ) -> None:
+        program = reading.programs[0].name
+        changes: list[str | None] = []
+        for part in reading.parts:
+            action = _ACTIONS.get(part.role)
+            text = part.text(words)
+            expands = part.index >= 0 and expanding[part.index]
+            if action is not None:
+                self.use(text, action, expands, program)
+            elif part.role == "chdir":
+                changes.append(None if expands or not text else text)
+            elif part.role == "moves":
+                changes.append(None)
+        if reading.programs[0].kind == "directory" and not changes:
+            changes.append("~" if program == "cd" else None)  # cd alone goes home; pushd alone swaps
+        if reading.uncertain:
+            for index in range(1, len(words)):
+                self.candidates(words[index], expanding[index], program)
+        self.implicit.extend(reading.implicit)
+        if reading.programs[0].appends_arguments:
+            for start, _ in reading.commands:
+                launched = program_named(words[start])
+                self.removes_input = self.removes_input or (launched is not None and removes(launched))
+        if reading.runs_input is not None and not self.fed(simple) and "|" in self.text:
+            self.piped = True
+        if reading.moves:
+            changes.append(None)
+        for change in changes:
+            self.move(change)
+
+    def fed(self, simple: SimpleCommand) -> bool:
+        """Whether the command's input is a file, a heredoc or a here-string the reading sees."""
+        return any(redirect.operator in _INPUTS and redirect.fd in (None, 0) for redirect in simple.redirects)
+
+    def any_program(self, words: tuple[str, ...], expanding: tuple[bool, ...]) -> None:
+        """A command whose name the shell works out: it may be any program (``rm`` too), so its words are
+        paths it may write or remove; a name built by an expansion may hold a whole command."""
+        if _UNREAD_NAME.search(words[0]):
+            self.unread.append(words[0])
+        for index in range(1, len(words)):
+            if not words[index].startswith("-"):
+                self.use(words[index], "remove", expanding[index], words[0], guessed=True)
+            self.candidates(words[index], expanding[index], words[0])
+
+    def candidates(self, word: str, expands: bool, program: str) -> None:
+        """A word a program the table cannot read is given: itself, each side of an ``=``
+        (``--output=.bashrc``), and a short option's attached value after any run of bundled flags
+        (``-t.git/hooks``, ``-sLo.git/hooks``) may each be a path it writes."""
+        for candidate in _candidates(word):
+            self.use(candidate, "touch", expands, program, guessed=True)
+
+    def use(
+        self, path: str, action: PathAction, expands: bool, program: str, *, guessed: bool = False
+    ) -> None:
+        self.paths.append(PathUse(path, action, expands, self.bases, program, guessed))
+
+    def move(self, target: str | None) -> None:
+        """A directory change: later relative paths may be read from ``target`` too (``None``: from
+        somewhere no check can follow)."""
+        self.directories.append(target)
+        if self.bases is None:
+            return
+        if target is None or target == "-" or (target.startswith("~") and not _HOME_CHANGE.match(target)):
+            self.bases = None
+            return
+        moved = (target if base == "." else posixpath.join(base, target) for base in self.bases)
+        joined = tuple(dict.fromkeys((*self.bases, *moved)))
+        self.bases = joined if len(joined) <= _MAX_BASES else None
+
+
+def _candidates(word: str) -> Iterator[str]:
+    seen: set[str] = set()
+    parts = [part for part in word.split("=") if part]
+    if word.startswith("-") and not word.startswith("--"):
+        parts.extend(word[index:] for index in range(2, min(len(word), 12)))
+    for part in parts:
+        if part not in seen:
+            seen.add(part)
+            yield part
+
+
+def simple_effects(simple: SimpleCommand, text: str = "") -> tuple[PathUse, ...]:
+    """The paths one simple command touches (read from the working directory), as ``command_effects``
+    reads them."""
+    walk = _Walk(text)
+    walk.command(simple)
+    return tuple(walk.paths)
+
+
+@functools.lru_cache(maxsize=512)
+def _effects(text: str) -> Effects:
+    reading = _read_cached(text)
+    walk = _Walk(text)
+    for simple in reading.visible:
+        walk.command(simple)
+    return Effects(
+        tuple(walk.paths),
+        tuple(dict.fromkeys(walk.implicit)),
+        walk.piped,
+        walk.removes_input,
+        tuple(dict.fromkeys(walk.unread)),
+        tuple(walk.directories),
+        reading.fully_read,
+        reading.too_long,
+        reading.unparsed,
+    )
+
+
+def plain_reading(text: str) -> tuple[SimpleCommand, ...] | None:
+    """The simple commands the plain reading of ``text`` runs (what an allow matches), or ``None`` when
+    the command is not understood."""
+    return _read_cached(text).plain
+
+
+@functools.lru_cache(maxsize=512)
+def _read_cached(text: str) -> _Reading:
+    return _read(text)
+
+
+def command_effects(text: str) -> Effects:
+    """What the command line ``text`` does to paths; worked out once per text (kept for repeated texts).
+
+    Raises:
+        TypeError: ``text`` is not a string.
+    """
+    if type(text) is not str:
+        if not isinstance(text, str):
+            raise TypeError(f"command: expected a string; got {type(text).__name__}")
+        text = str.__str__(text)
+    return _effects(text)
