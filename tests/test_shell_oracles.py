@@ -152,6 +152,16 @@ def _ts_commands(source: str) -> Commands | None:
                         extras.extend(_redirect_extras(sibling))
             words = _joined(sorted(argument_nodes + extras, key=lambda item: item.start_byte))
             found[(_joined(assignments), words)] += 1
+        elif node.type in ("declaration_command", "unset_command"):
+            # export, declare, local, readonly, typeset, unset: a command whose words tree-sitter names apart
+            found[((), _joined([child for child in node.children if child.type not in _NOT_WORDS]))] += 1
+            for child in node.children:
+                if child.type != "variable_assignment":
+                    visit(child)
+                else:
+                    for grand in child.children:
+                        visit(grand)
+            return
         elif node.type == "variable_assignment" and (node.parent is None or node.parent.type != "command"):
             found[((_text(node),), ())] += 1
             # an assignment alone is a command of its own; its value may hold substitutions
