@@ -117,7 +117,7 @@ LAUNCHED_REMOVALS: Final = {
     "ionice": "ionice -c 3 rm -rf ~",
     "setsid": "setsid -f rm -rf ~",
     "chrt": "chrt -b 0 rm -rf ~",
-    "taskset": "taskset -c 0 0 rm -rf ~",
+    "taskset": "taskset -c 0 rm -rf ~",
     "unbuffer": "unbuffer -p rm -rf ~",
     "flock": "flock /tmp/l -c 'rm -rf ~'",
     "strace": "strace -f -o /dev/null rm -rf ~",

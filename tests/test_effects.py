@@ -190,10 +190,13 @@ class TestQuickPath:
     @given(st.lists(_WORDS, min_size=1, max_size=8))
     @settings(max_examples=400, deadline=None)
     def test_never_skips(self, words: list[str]) -> None:
-        """Whatever the full reading of a command asks about, the safety check with its quick path asks."""
+        """Whatever the effects of a command make the safety checks ask about, the safety check with its
+        quick path asks about too (text the reading cannot read in full asks only when it names something
+        the checks look at: the quick path's needles)."""
         command = " ".join(words)
-        full = _decided(command_effects(command), command, CWD, HOME, PROTECTED_PATHS)
-        if full is not None:
+        effects = command_effects(command)
+        full = _decided(effects, command, CWD, HOME, PROTECTED_PATHS)
+        if full is not None and effects.fully_read:
             assert check_shell(command, cwd=CWD, home=HOME, protected=PROTECTED_PATHS) is not None
 
 
@@ -214,5 +217,5 @@ class TestScale:
         command = " && ".join(f"cd d{index} && rm -rf f{index}" for index in range(count))
         started = time.perf_counter()
         effects = command_effects(command)
-        assert time.perf_counter() - started < 2.0
+        assert time.perf_counter() - started < 10.0  # linear: well under a second; quadratic: minutes
         assert effects.paths[-1].bases is None  # more directories than are kept: no known base

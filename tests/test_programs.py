@@ -514,8 +514,9 @@ class TestTable:
         ],
     )
     def test_long_argv_is_quick(self, argv: list[str]) -> None:
-        """Reading a long argv takes time linear in it (well under a second for 20,000 words)."""
+        """Reading a long argv takes time linear in it (a tenth of a second for 20,000 words; the bound only
+        catches a quadratic reading, which would take minutes)."""
         started = time.perf_counter()
         read_argv(argv)
         launch(argv)
-        assert time.perf_counter() - started < 1.0
+        assert time.perf_counter() - started < 10.0

@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any, Final, final
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._paths import normalize_path, resolve_links
-from ask_permissions.rules._shell import parse_command
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
+from ask_permissions.shell import read_command
 from ask_permissions.shell._effects import SimpleCommand, plain_reading, simple_effects
 from ask_permissions.shell._programs import EDIT_COMMANDS, read_argv
 from ask_permissions.shell._quoting import quote_word
@@ -804,7 +804,7 @@ def _single_command(call: _Call) -> tuple[str, ...] | None:
     """The words of the call's command when it is one understood command without assignments: what a rule
     for exactly it is written from (each word quoted as needed, so a ``*`` in it stays a ``*``)."""
     command = call.command()
-    parsed = None if command is None else parse_command(command)
+    parsed = None if command is None else read_command(command)
     if parsed is None or not parsed.understood or len(parsed.subcommands) != 1:
         return None
     sub = parsed.subcommands[0]
@@ -835,7 +835,7 @@ def suggestions_for(call: _Call) -> list[str]:
         words = _single_command(call)
         if words is not None:
             found.append(f"{name}({_rule_words(words)})")
-            parsed = parse_command(call.command() or "")
+            parsed = read_command(call.command() or "")
             if len(words) >= 3 and not parsed.subcommands[0].wrappers:
                 found.append(f"{name}({_rule_words(words[:2])} *)")
     elif kind.kind == "path":

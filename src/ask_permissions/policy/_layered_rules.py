@@ -19,10 +19,10 @@ from typing import Final, final
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
 from ask_permissions.rules._command import COMMAND_KEYS, CommandPattern, compound_allow
-from ask_permissions.rules._shell import command_words, parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text
 from ask_permissions.settings._sources import SettingsSource
+from ask_permissions.shell import command_words, read_command
 from ask_permissions.typing import Decision, SettingsSourceName
 
 __all__ = ["LayeredMatch", "LayeredRule", "LayeredRules"]
@@ -153,8 +153,8 @@ class _CommandNames:
         values = subject_values(self._arguments, None, COMMAND_KEYS)
         if len(values) != 1 or not isinstance(values[0], str):
             return
-        parsed = parse_command(values[0])
-        if not parsed.fully_scanned or any(sub.name_is_glob for sub in parsed.visible):
+        parsed = read_command(values[0])
+        if not parsed.fully_read or any(sub.name_is_glob for sub in parsed.visible):
             return
         self._starts = tuple(sub.words[:2] for sub in parsed.subcommands)
         leads: set[tuple[str, ...]] = set()

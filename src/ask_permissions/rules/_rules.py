@@ -22,6 +22,7 @@ from ask_permissions._strict import (
     read_text,
     read_version,
 )
+from ask_permissions.shell import Reading
 from ask_permissions.typing import Decision, RuleSetLayer
 
 from ._command import CommandPattern, command_readings, compound_allow
@@ -40,7 +41,6 @@ from ._patterns import (
     serialize_arguments,
     tool_pattern_matches,
 )
-from ._shell import ParsedCommand
 from ._text import BUILTIN_KINDS, RuleTextError, parse_rule_text, read_kinds
 
 __all__ = [
@@ -521,7 +521,7 @@ class PermissionRules(DecisionPredicates):
         # Rules for other tools are not looked at; the arguments are serialized once, and only when a
         # candidate has an argument pattern.
         serialized: str | None = None
-        commands: dict[str | None, tuple[ParsedCommand | None, ...]] | None = None
+        commands: dict[str | None, tuple[Reading | None, ...]] | None = None
         for pattern, match in candidates:
             if pattern is None:
                 return match

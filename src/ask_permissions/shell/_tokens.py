@@ -1,0 +1,143 @@
+"""The tokenizer of bash's grammar: a table of named regexes and a cursor over one text.
+
+bash's tokens depend on where they stand (a ``}`` is a keyword only where a command starts, a ``#`` starts a
+comment only where a word starts, a heredoc's body starts after the end of its line), so the parser asks
+for the token it expects at the cursor, as pypa/packaging's tokenizer is asked, rather than reading a
+stream. Every long run (plain text, a quoted string, a heredoc body) is matched by one regex or found by
+one ``str.find``: nothing here walks a text one character at a time in Python.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Final, final
+
+__all__ = ["RULES", "Tokenizer", "heredoc_end"]
+
+_METACHARACTERS: Final = " \t\n|&;()<>"
+
+RULES: Final[dict[str, re.Pattern[str]]] = {
+    # Blanks between tokens, line continuations among them.
+    "BLANKS": re.compile(r"(?:[ \t]+|\\\n)+"),
+    "COMMENT": re.compile(r"#[^\n]*"),
+    # Control operators, longest first.
+    "CONTROL": re.compile(r";;&|;;|;&|&&|\|\||\|&|[;&|]"),
+    # A redirection operator with its optional descriptor (a number or {name}); < and > before ( start a
+    # process substitution instead, which is a word.
+    "REDIRECTION": re.compile(
+        r"(?:(?P<fd>[0-9]+)|\{(?P<variable>[A-Za-z_][A-Za-z0-9_]*)\})?"
+        r"(?P<operator>&>>|&>|<<<|<<-|<<|<>|<&|>>|>\||>&|<(?!\()|>(?!\())"
+    ),
+    # A keyword where a command starts: only a whole word (followed by a metacharacter or the end).
+    "RESERVED": re.compile(
+        r"(?:if|then|else|elif|fi|case|esac|for|select|while|until|do|done|function|time|coproc"
+        r"|\{|\}|!|\[\[)(?=[ \t\n|&;()<>]|\Z)"
+    ),
+    "IN": re.compile(r"in(?=[ \t\n|&;()<>]|\Z)"),
+    "DO": re.compile(r"do(?=[ \t\n|&;()<>]|\Z)"),
+    "TEST_END": re.compile(r"\]\](?=[ \t\n|&;()<>]|\Z)"),
+    "TIME_POSIX": re.compile(r"-p(?=[ \t\n|&;()<>]|\Z)"),
+    # The parts of a word outside quotes. Plain text runs up to a metacharacter, a quote, an escape, an
+    # expansion or a glob character.
+    "PLAIN": re.compile(r"[^ \t\n|&;()<>'\"\\$`*?\[]+"),
+    # A whole simple command of plain words (no quote, expansion, glob, brace, tilde, comment, assignment
+    # or redirection): the common case, read by one match (the parser still checks what follows it).
+    "PLAIN_COMMAND": re.compile(
+        r"[^\s|&;()<>'\"\\$`*?\[{}#~=0-9][^\s|&;()<>'\"\\$`*?\[{}=]*"
+        r"(?:[ \t]+[^\s|&;()<>'\"\\$`*?\[{}#~][^\s|&;()<>'\"\\$`*?\[{}]*)*"
+    ),
+    # What may follow a plain command for it to be one: blanks, then the end of the list or the line.
+    "PLAIN_COMMAND_END": re.compile(r"[ \t]*(?:[\n;|)]|&(?!>)|\Z)"),
+    "SINGLE_QUOTED": re.compile(r"'[^']*'"),
+    # $'…' with its escapes (an unrolled loop: no alternation per character).
+    "ANSI_C": re.compile(r"\$'[^'\\]*(?:\\.[^'\\]*)*'", re.DOTALL),
+    # Inside double quotes and unquoted heredoc bodies: text up to a quote, an escape or an expansion.
+    "QUOTED_TEXT": re.compile(r'[^"\\$`]+'),
+    # An unquoted heredoc body's text up to an expansion, escapes included (its parts are only expansions).
+    "HEREDOC_TEXT": re.compile(r"[^\\$`]*(?:\\.[^\\$`]*)*", re.DOTALL),
+    "HEREDOC_ESCAPE": re.compile(r"\\([$`\\])|\\\n"),
+    # A backtick substitution: its body up to the next unescaped backtick.
+    "BACKTICK": re.compile(r"`[^`\\]*(?:\\.[^`\\]*)*`", re.DOTALL),
+    "NAME": re.compile(r"[A-Za-z_][A-Za-z0-9_]*"),
+    "SPECIAL_PARAMETER": re.compile(r"[0-9@*#?$!-]"),
+    "DIGITS": re.compile(r"[0-9]+"),
+    # Text of an arithmetic expression between the characters that matter to its end.
+    "ARITHMETIC_TEXT": re.compile(r"[^()\[\]$`'\"\\]+"),
+    # Inside ${…}: text up to what ends or splits a word there.
+    "PARAMETER_TEXT": re.compile(r"[^{}\\$`'\"/:]+"),
+    "PARAMETER_OPERATOR": re.compile(r":[-=?+]|[-=?+]|##|#|%%|%|//|/#|/%|/|\^\^|\^|,,|,|@|:"),
+    "ASSIGNMENT": re.compile(r"(?P<name>[A-Za-z_][A-Za-z0-9_]*)(?P<subscript>\[[^\]]*\])?(?P<append>\+)?="),
+    "TILDE": re.compile(r"~[A-Za-z0-9_.+-]*"),
+    # A function definition's "()" after its name.
+    "FUNCTION_PARENS": re.compile(r"[ \t]*\([ \t]*\)"),
+}
+"""The named regexes; each matches at the cursor (``re.Pattern.match``)."""
+
+
+@final
+class Tokenizer:
+    """A cursor over one text: the parser reads the token it expects with ``take``."""
+
+    __slots__ = ("position", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text: str = text
+        self.position: int = 0
+
+    def __repr__(self) -> str:
+        return f"<Tokenizer at {self.position} of {len(self.text)}>"
+
+    def peek(self, rule: str) -> re.Match[str] | None:
+        """The token of ``rule`` at the cursor, if any (the cursor does not move)."""
+        return RULES[rule].match(self.text, self.position)
+
+    def take(self, rule: str) -> re.Match[str] | None:
+        """The token of ``rule`` at the cursor, if any, moving the cursor past it."""
+        found = RULES[rule].match(self.text, self.position)
+        if found is not None:
+            self.position = found.end()
+        return found
+
+    def startswith(self, prefix: str | tuple[str, ...]) -> bool:
+        return self.text.startswith(prefix, self.position)
+
+    def char(self, offset: int = 0) -> str:
+        """The character ``offset`` after the cursor, or ``""`` past the end."""
+        index = self.position + offset
+        return self.text[index : index + 1]
+
+    @property
+    def at_end(self) -> bool:
+        return self.position >= len(self.text)
+
+    def skip_blanks(self) -> None:
+        """Move past blanks and line continuations."""
+        found = RULES["BLANKS"].match(self.text, self.position)
+        if found is not None:
+            self.position = found.end()
+
+    def at_word_end(self, offset: int = 0) -> bool:
+        """Whether a metacharacter or the end of the text is ``offset`` after the cursor."""
+        index = self.position + offset
+        return index >= len(self.text) or self.text[index] in _METACHARACTERS
+
+
+@functools.lru_cache(maxsize=256)
+def _delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
+    return re.compile(("^\\t*" if strip_tabs else "^") + re.escape(delimiter) + "$", re.MULTILINE)
+
+
+def heredoc_end(text: str, start: int, delimiter: str, strip_tabs: bool) -> tuple[int, int, bool]:
+    """Where the heredoc body starting at ``start`` ends: ``(body_end, after_delimiter_line, found)``.
+
+    The body ends before the first line that is exactly the delimiter (after leading tabs, for ``<<-``);
+    without one it runs to the end of the text, as bash reads it.
+    """
+    found = _delimiter_line(delimiter, strip_tabs).search(text, start)
+    if found is None:
+        return len(text), len(text), False
+    after = found.end()
+    if after < len(text):
+        after += 1  # the newline ending the delimiter line
+    return found.start(), after, True
