@@ -8,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ask_permissions.policy._safety import PROTECTED_PATHS, _decided, check_shell
+from ask_permissions.policy._safety import PROTECTED_PATHS, _decided, _names_a_program, check_shell
 from ask_permissions.shell._effects import PathUse, command_effects, plain_reading
-from ask_permissions.shell._programs import PROGRAMS, QUICK_NAMES
+from ask_permissions.shell._programs import PROGRAMS, QUICK_NAMES, name_key
 
 CWD = "/work/project"
 HOME = "/home/dev"
@@ -176,15 +176,20 @@ class TestQuickPath:
     would ask about."""
 
     def test_every_acting_program_is_a_needle(self) -> None:
-        """Every program the table says may write, remove or run something is found by the needles."""
+        """Every program the table says may write, remove or run something sends a command to the full
+        reading, however its name is written (by path, in capitals, with a version)."""
         for name in QUICK_NAMES:
-            assert PROTECTED_PATHS.needles.search(f"x; {name} y"), name
+            versioned = [f"{name}3.12"] if name_key(f"{name}3.12") == name else []
+            for spelled in (name, f"/usr/bin/{name}", name.upper(), *versioned):
+                command = f"x; {spelled} y"
+                assert _names_a_program(command.lower()), command
 
     def test_readers_are_not_needles(self) -> None:
         """Pure readers are no needles: ``cat``, ``ls`` and ``grep`` on ordinary files stay quick."""
         readers = {name for row in PROGRAMS if row.kind == "reader" for name in row.names} - QUICK_NAMES
         assert {"cat", "ls", "grep"} <= readers
         for name in readers:
+            assert not _names_a_program(f"{name} file"), name
             assert not PROTECTED_PATHS.needles.search(f"{name} file"), name
 
     @given(st.lists(_WORDS, min_size=1, max_size=8))

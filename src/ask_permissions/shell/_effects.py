@@ -228,7 +228,7 @@ class _Walk:
             text = part.text(words)
             expands = part.index >= 0 and expanding[part.index]
             if action is not None:
-                self.use(text, action, expands, program)
+                self.use(text, action, expands, program, guessed=part.option == "")
             elif part.role == "chdir":
                 changes.append(None if expands or not text else text)
             elif part.role == "moves":

@@ -217,9 +217,10 @@ class _OptionIndex:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Program:
-    """One row of the table: a program's option grammar and what it does.
+    """One row of the table: a program's option grammar and what it does (a row is itself: rows compare,
+    and hash, by identity).
 
     Attributes:
         names: the names it is run by (compared by file name, case-folded; ``python3.12`` is ``python``).
@@ -227,7 +228,9 @@ class Program:
         does: what it does, in a few words (for the docs).
         options: its options.
         operands: the role of each operand, in order.
-        verbs: its sub-commands: its first operand may name one, whose row reads the words after it.
+        verbs: its sub-commands: its first operand names one, whose row reads the words after it (one the
+            table does not know makes the reading uncertain, unless ``verbs_optional``).
+        verbs_optional: its first operand need not name a sub-command (``git config KEY VALUE``).
         when: changes to the reading by the options given.
         implicit: a protected file it writes without naming it, whenever this row is read.
         options_first: its options end at its first operand (sudo, env, bash): the rest is the command's.
@@ -249,6 +252,7 @@ class Program:
     options: tuple[Option, ...] = ()
     operands: tuple[Slot, ...] = (Slot("touch", many=True),)
     verbs: tuple[Program, ...] = ()
+    verbs_optional: bool = False
     when: tuple[When, ...] = ()
     implicit: str | None = None
     options_first: bool = False
@@ -260,10 +264,10 @@ class Program:
     appends_arguments: bool = False
     edit: bool = False
     stdin_operand: str | None = None
-    index: _OptionIndex = field(init=False, repr=False, compare=False, hash=False)
-    verb_index: Mapping[str, Program] = field(init=False, repr=False, compare=False, hash=False)
-    streams: bool = field(init=False, repr=False, compare=False, hash=False)
-    launches: bool = field(init=False, repr=False, compare=False, hash=False)
+    index: _OptionIndex = field(init=False, repr=False)
+    verb_index: Mapping[str, Program] = field(init=False, repr=False)
+    streams: bool = field(init=False, repr=False)
+    launches: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "index", _OptionIndex(self.options))
@@ -1217,6 +1221,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
                 "--fixed-value -e|--edit#write --add#write --replace-all#write --unset#write "
                 "--unset-all#write --rename-section#write --remove-section#write --comment=",
                 "data*",
+                verbs_optional=True,
                 verbs=(
                     _verb(
                         "set unset edit rename-section remove-section",
@@ -1374,6 +1379,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
                 "",
                 "data*",
                 implicit=".yarnrc",
+                verbs_optional=True,
                 verbs=(
                     _verb(
                         "version",
@@ -1602,7 +1608,8 @@ class Part:
         index: the word's index in the argv (``-1`` for a value the program implies, see ``value``).
         role: what it is to the program.
         offset: where in the word it starts (an attached value: ``-t.git`` is offset 2).
-        option: the option whose value it is (its first spelling); ``None`` for an operand.
+        option: the option whose value it is (its first spelling; ``""`` for one the row does not know, so
+            the value is only a guess); ``None`` for an operand.
         value: the text of an operand the program implies without it being written (find's ``.``).
     """
 
@@ -1631,7 +1638,8 @@ class ArgvReading:
         implicit: protected files it writes without naming them (the reasons' words).
         runs_input: what it runs from its standard input, if anything.
         moves: later commands may run in a directory no check can follow (``ln -s``, ``popd``).
-        uncertain: it has an option the table does not know: every word may be a path it writes.
+        uncertain: it has an option (or a sub-command) the table does not know: every word may be a path
+            it writes.
         unreadable: it may start more commands than are read (deny and ask match it).
         options: the options given (their first spellings), in order.
     """
@@ -1748,6 +1756,12 @@ class _Reader:
                     return
                 if unsure:
                     self.verbs_anywhere(row, index + 1)
+                if not row.verbs_optional:
+                    # A sub-command the table does not know: its words are its own, which no row reads.
+                    self.uncertain = True
+                    self.parts.extend(Part(later, "data") for later in range(index, self.size))
+                    self.finish(row, tags, [])
+                    return
             ended = ended or row.options_first
             operands.append(index)
             if row.streams:
@@ -1883,7 +1897,7 @@ class _Reader:
                 if word[at].isdigit() and at == 1:  # -5: a count (head, nice), as their own parsers read it
                     return index + 1, None, True, False
                 if at + 1 < len(word):
-                    self.parts.append(Part(index, "touch", at + 1))  # it may take the rest as its value
+                    self.unknown_value(row, index, at + 1)  # it may take the rest as its value
                 return index + 1, None, False, False
             attached = at + 1 < len(word)
             if option.takes == "value" and not attached:
@@ -1896,6 +1910,12 @@ class _Reader:
                 return index + 1, None, True, True
         return index + 1, None, True, False
 
+    def unknown_value(self, row: Program, index: int, offset: int) -> None:
+        """The value an option the row does not know may carry: a path it may write, unless the row only
+        reads (the option is recorded as ``""``: a guess)."""
+        if _acts(row):
+            self.parts.append(Part(index, "touch", offset, ""))
+
     def long_option(
         self, row: Program, word: str, index: int, tags: set[str]
     ) -> tuple[int, Program | None, bool, bool]:
@@ -1905,7 +1925,7 @@ class _Reader:
         options = row.index.long_options(name)
         if not options:
             if equals:
-                self.parts.append(Part(index, "touch", len(name) + 3))
+                self.unknown_value(row, index, len(name) + 3)
             return index + 1, None, False, False
         known = len(options) == 1
         option = next((option for option in options if option.takes == "value"), options[0])
@@ -2045,7 +2065,11 @@ class _Reader:
 
 
 @functools.lru_cache(maxsize=4096)
-def _read(argv: tuple[str, ...], start: int, row: Program) -> ArgvReading:
+def _read(argv: tuple[str, ...], start: int) -> ArgvReading:
+    # Keyed by the words alone: a row is a large value, and hashing it would cost more than reading.
+    row = program_named(argv[start])
+    if row is None:
+        return _EMPTY
     reader = _Reader(argv)
     reader.read(row, start + 1)
     return reader.result()
@@ -2057,8 +2081,7 @@ def read_argv(argv: Sequence[str], start: int = 0) -> ArgvReading:
     words = tuple(argv)
     if start >= len(words):
         return _EMPTY
-    row = program_named(words[start])
-    return _EMPTY if row is None else _read(words, start, row)
+    return _read(words, start)
 
 
 # -- the shell readings' view: wrappers and what a command launches ----------------------------------------
