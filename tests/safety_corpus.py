@@ -62,6 +62,19 @@ OPTION_BEFORE_VERB: Final = (
     _bash("option-before-verb", "uv-pip-target", "uv --offline pip install --target .git/hooks x"),
     _bash("option-before-verb", "pre-commit-config", "pre-commit -c cfg.yaml install"),
     _bash("option-before-verb", "conda-verbose-init", "conda -v init bash"),
+    _bash(
+        "option-before-verb",
+        "git-config-variables",
+        "GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=core.hooksPath git commit",
+    ),
+    _bash("option-before-verb", "git-ssh-variable", "GIT_SSH_COMMAND='sh -c x' git fetch"),
+    _bash("option-before-verb", "export-git-variable", "export GIT_SSH_COMMAND='sh -c x'; git fetch"),
+    _bash("option-before-verb", "env-git-variable", "env GIT_EDITOR=x git commit"),
+    _bash(
+        "option-before-verb",
+        "declare-git-variable",
+        "declare -x GIT_CONFIG_PARAMETERS=\"'core.hooksPath=x'\"",
+    ),
 )
 
 LOOK_ALIKE_NAMES: Final = (
@@ -151,6 +164,7 @@ LAUNCHED_REMOVALS: Final = {
     "pnpx": "pnpx rimraf ~",
     "bunx": "bunx rimraf ~",
     "uvx": "uvx --from x rm -rf ~",
+    "alias": "alias ls='rm -rf ~'",
 }
 
 # More ways to launch: sub-commands, option values and scripts that run a command.
@@ -205,6 +219,10 @@ HIDDEN_WRITES: Final = (
     _bash("hidden-write", "sudoedit", "sudo -e ~/.bashrc"),
     _bash("hidden-write", "rsync-into", "rsync -a x/ .git/hooks/"),
     _bash("hidden-write", "git-rev-parse", "cp x $(git rev-parse --git-dir)/hooks/pre-commit"),
+    _bash("hidden-write", "python-code", "python3 -c \"open('.git/hooks/pre-commit', 'w').write('x')\""),
+    _bash("hidden-write", "awk-code", 'awk \'BEGIN { print "x" > ".bashrc" }\''),
+    _bash("hidden-write", "sed-w-command", "sed 's/a/b/w .git/hooks/pre-commit' notes.txt"),
+    _bash("hidden-write", "perl-code", 'perl -e \'open(F, ">", ".npmrc")\''),
 )
 
 REMOVALS: Final = (
@@ -224,6 +242,7 @@ REMOVALS: Final = (
     _bash("removal", "unterminated-quote", "rm -rf 'unterminated ~"),
     _bash("removal", "rm-double-dash", "rm -rf -- ~"),
     _bash("removal", "rm-options-after", "rm ~ -rf"),
+    _bash("removal", "find-name-star", "find ~ -name '*' -delete"),
 )
 
 HOSTILE: Final[tuple[Hostile, ...]] = (
@@ -313,5 +332,7 @@ BENIGN: Final = [
         "make -C docs html",
         "dd if=/dev/zero of=disk.img bs=1M count=1",
         "command -v rm",
+        "gh pr create --title 'explain .git/hooks in the docs'",
+        "awk '{ print $1 }' notes.txt",
     )
 ]

@@ -410,6 +410,7 @@ _KIND_TITLES = {
     "writer": "Writers",
     "reader": "Readers (naming a protected path in them does not ask)",
     "directory": "Directory changes",
+    "variables": "Variables (some make a program run another)",
     "subcommands": "Sub-commands after global options",
 }
 _DOCS = Path(__file__).parent.parent / "docs" / "reference" / "programs.md"

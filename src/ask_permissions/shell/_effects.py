@@ -17,7 +17,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol, TypeAlias, final
 
-from ._programs import ArgvReading, Role, program_named, read_argv, removes
+from ._programs import ArgvReading, Role, assigned_effect, program_named, read_argv, removes
 from ._readings import read_command
 
 __all__ = [
@@ -168,6 +168,8 @@ _MAX_BASES: Final = 8
 counts as read from somewhere no check can follow."""
 _HOME_CHANGE: Final = re.compile(r"~(?:/|$)")
 _UNREAD_NAME: Final = re.compile(r"[$`{]")
+_CODE_SEPARATORS: Final = re.compile(r"[\s'\"(),;=<>|&]")
+_CODE_TOKEN: Final = re.compile(r"[^\s'\"(),;=<>|&\[\]{}]+")
 """A command name built by an expansion or braces may be a whole command (``$X``, ``{rm,-rf,/}``)."""
 
 
@@ -191,11 +193,7 @@ class _Walk:
         words = simple.words
         expanding = simple.expanding or (False,) * len(words)
         for assignment in simple.assignments:
-            name, _, value = assignment.partition("=")
-            if name == "CDPATH":
-                self.move(None)  # cd now reads its operand against other directories
-            if value:
-                self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
+            self.assign(assignment)
         for redirect in simple.redirects:
             target = redirect.target
             if target is None or (redirect.operator in (">&", "<&") and (target.isdigit() or target == "-")):
@@ -229,6 +227,8 @@ class _Walk:
             expands = part.index >= 0 and expanding[part.index]
             if action is not None:
                 self.use(text, action, expands, program, guessed=part.option == "")
+            elif part.role == "assign":
+                self.assign(text)
             elif part.role == "chdir":
                 changes.append(None if expands or not text else text)
             elif part.role == "moves":
@@ -249,6 +249,19 @@ class _Walk:
             changes.append(None)
         for change in changes:
             self.move(change)
+
+    def assign(self, assignment: str) -> None:
+        """``NAME=VALUE`` (before a command, or given to ``export`` or ``env``): a value may be a path a
+        later command writes, and some variables make a program run another."""
+        name, _, value = assignment.partition("=")
+        name = name.rstrip("+")
+        if name == "CDPATH":
+            self.move(None)  # cd now reads its operand against other directories
+        implicit = assigned_effect(name)
+        if implicit is not None:
+            self.implicit.append(implicit)
+        if value:
+            self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
 
     def fed(self, simple: SimpleCommand) -> bool:
         """Whether the command's input is a file, a heredoc or a here-string the reading sees."""
@@ -275,6 +288,13 @@ class _Walk:
         self, path: str, action: PathAction, expands: bool, program: str, *, guessed: bool = False
     ) -> None:
         self.paths.append(PathUse(path, action, expands, self.bases, program, guessed))
+        if action == "touch" and not guessed and _CODE_SEPARATORS.search(path):
+            # Code or a script the table says a program runs (python -c, sed 's/a/b/w .bashrc', awk): each
+            # path-like token in it may be a file it writes. (Not the words of a program the table does
+            # not know: those are as often prose, a title or a message.)
+            for token in _CODE_TOKEN.findall(path):
+                if token != path:
+                    self.paths.append(PathUse(token, "touch", expands, self.bases, program, True))
 
     def move(self, target: str | None) -> None:
         """A directory change: later relative paths may be read from ``target`` too (``None``: from

@@ -38,6 +38,7 @@ __all__ = [
     "Slot",
     "Strip",
     "When",
+    "assigned_effect",
     "launch",
     "name_key",
     "program_named",
@@ -64,7 +65,16 @@ Role: TypeAlias = Literal[
 """
 
 ProgramKind: TypeAlias = Literal[
-    "wrapper", "launcher", "shell", "interpreter", "remover", "writer", "reader", "directory", "subcommands"
+    "wrapper",
+    "launcher",
+    "shell",
+    "interpreter",
+    "remover",
+    "writer",
+    "reader",
+    "directory",
+    "variables",
+    "subcommands",
 ]
 """How the docs group a program:
 
@@ -76,6 +86,7 @@ ProgramKind: TypeAlias = Literal[
 - ``writer``: writes the paths it is given (``cp``, ``tee``, ``sed -i``);
 - ``reader``: only reads (``cat``, ``ls``, ``grep``): naming a protected path does not ask;
 - ``directory``: changes the directory later commands run in (``cd``);
+- ``variables``: sets shell variables (``export``), which may change what a later program does;
 - ``subcommands``: its sub-command stands after global options (``git``, ``npm``, ``pip``).
 """
 
@@ -238,7 +249,7 @@ class Program:
             a launched command or a sub-command looked for at every later word).
         syntax: how its options are written.
         strip: how the plain reading strips it, as a wrapper.
-        keyed: ``KEY=VALUE`` operands and their values' roles (dd's ``of=``).
+        keyed: ``KEY=VALUE`` operands and their values' roles (dd's ``of=``; ``*`` for any key).
         every_word: a launcher whose command may start at any later word (tmux, screen).
         appends_arguments: the command it runs gets more arguments, read from its input (xargs).
         edit: an edit command ``acceptEdits`` may accept when every path it touches lies inside the working
@@ -288,6 +299,7 @@ class Program:
         object.__setattr__(self, "streams", streams)
         launches = (
             self.every_word
+            or any(role in ("command", "script") for _, role in self.keyed)
             or any(slot.role in ("command", "script") for slot in slots)
             or any(option.role in ("command", "script") or option.takes == "until" for option in self.options)
         )
@@ -420,6 +432,36 @@ _GIT_RUNNING_KEYS: Final = (
     "mergetool.",
     "difftool.",
 )
+# Environment variables whose value makes git run a program (or read settings that may): assigning one is
+# a git setting that runs a program, as `git -c` is.
+_GIT_RUNNING_VARIABLES: Final = frozenset(
+    {
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER",
+        "GIT_ASKPASS",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PROXY_COMMAND",
+    }
+)
+_GIT_RUNNING_VARIABLE_PREFIXES: Final = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+
+
+def assigned_effect(name: str) -> str | None:
+    """What assigning the environment variable ``name`` writes without naming it, as the reasons say it."""
+    if name in _GIT_RUNNING_VARIABLES or name.startswith(_GIT_RUNNING_VARIABLE_PREFIXES):
+        return _GIT_RUNS
+    return None
+
+
 _SSH_SCRIPTS: Final = ("proxycommand=", "proxycommand ", "localcommand=", "localcommand ")
 _SSH_OPTION: Final = Option(("-o",), "value", script_prefixes=_SSH_SCRIPTS)
 
@@ -939,6 +981,16 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         ),
     ),
     _row(
+        "awk gawk mawk nawk",
+        "interpreter",
+        "runs an awk program over files; the program may write files (print > FILE) and run commands",
+        "-f|--file=read#program -v|--assign= -F|--field-separator= -W= -e|--source=touch#program -b -c -d? "
+        "-D? -E=read#program -g -h -i|--include=read -l|--load= -L? -M -n -N -o? -O -p? -P -r -s -S -t -V",
+        "touch read*",
+        strict=False,
+        when=(_when("program", slots="read*"),),
+    ),
+    _row(
         "node nodejs deno bun",
         "interpreter",
         "runs JavaScript: `-e CODE`, a file, or its input",
@@ -1184,6 +1236,24 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "lists a tree; `-o` writes a file",
         "-o=write -I= -P= -L= --filelimit= --charset= -H= -T= --fromfile",
         "read*",
+        strict=False,
+    ),
+    _row(
+        "alias",
+        "launcher",
+        "defines commands: each NAME=VALUE's value runs as a script when the name is used",
+        "-p",
+        "data*",
+        keyed=(("*", "script"),),
+        strict=False,
+    ),
+    # -- variables --------------------------------------------------------------------------------------
+    _row(
+        "export declare typeset local readonly",
+        "variables",
+        "sets shell variables (GIT_SSH_COMMAND=…, GIT_CONFIG_*=… make git run a program)",
+        "-a -A -f -F -g -i -l -n -p -r -t -u -x -I +a +A +f +i +l +n +r +t +u +x",
+        "assign*",
         strict=False,
     ),
     # -- directory changes -------------------------------------------------------------------------------
@@ -1666,6 +1736,7 @@ _MAX_VERB_READINGS: Final = 8
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _SCRIPT_CHARACTERS: Final = re.compile(r"[ \t\n;&|]")
 _EXTRA: Final = Slot("touch")
+_NAME_TESTS: Final = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"})
 _EMPTY: Final = ArgvReading()
 
 
@@ -1795,7 +1866,7 @@ class _Reader:
         if slot.role == "script" and slot.many:
             self.scripts.append(ScriptRef(index, self.size))
             return -1
-        self.operand(index, "touch" if slot.role == "assign" else slot.role)
+        self.operand(index, slot.role)
         return position if slot.many else position + 1
 
     def slots(self, row: Program, tags: set[str], count: int | None = None) -> tuple[Slot, ...]:
@@ -1866,11 +1937,15 @@ class _Reader:
             self.commands.append((index, self.size))
 
     def keyed(self, row: Program, operands: list[int]) -> None:
+        """``KEY=VALUE`` operands: each value's role by its key (``*``: any key)."""
         roles = dict(row.keyed)
         for index in operands:
             key, equals, _ = self.argv[index].partition("=")
-            role = roles.get(key) if equals else None
-            self.parts.append(Part(index, role or "data", len(key) + 1 if role else 0))
+            role = (roles.get(key) or roles.get("*")) if equals else None
+            offset = len(key) + 1 if role else 0
+            self.parts.append(Part(index, role or "data", offset))
+            if role == "script":
+                self.scripts.append(ScriptRef(index, index + 1, offset))
 
     # -- options ------------------------------------------------------------------------------------------
 
@@ -2024,7 +2099,9 @@ class _Reader:
             if option is None:
                 index += 1
                 continue
-            tags.update(option.tags)
+            value = argv[index + 1] if index + 1 < size else ""
+            if not ("test" in option.tags and option.names[0] in _NAME_TESTS and not value.strip("*")):
+                tags.update(option.tags)  # -name '*' chooses every file: no test that chooses some
             self.options.append(option.names[0])
             if option.takes == "until":
                 end = index + 1
