@@ -487,6 +487,25 @@ def _shell(names: str, does: str, extra: str = "") -> Program:
     )
 
 
+def _editing_interpreter(names: str, language: str, options: str) -> Program:
+    """An interpreter whose ``-e`` runs code and ``-i`` edits the files it reads (perl, ruby)."""
+    return _row(
+        names,
+        "interpreter",
+        f"runs {language} code: `-e CODE`, a file, or its input; `-i` edits the files it reads",
+        options,
+        "read data*",
+        options_first=True,
+        stdin_operand="-",
+        when=(
+            _when("e inplace", slots="write*"),
+            _when("inplace", "e", slots="read write*"),
+            _when("e", slots="read*"),
+            _when("", "e", operands=0, runs_input="code"),
+        ),
+    )
+
+
 def _launcher(
     names: str, does: str, options: str = "", operands: str = "command", **fields: object
 ) -> Program:
@@ -948,37 +967,17 @@ PROGRAMS: Final[tuple[Program, ...]] = (
             _when("", "c m", operands=0, runs_input="code"),
         ),
     ),
-    _row(
+    _editing_interpreter(
         "perl",
-        "interpreter",
-        "runs Perl code: `-e CODE`, a file, or its input; `-i` edits the files it reads",
+        "Perl",
         "-e=touch#e -E=touch#e -i?#inplace -n -p -a -c -s -S -t -T -u -U -v -V -w -W -X -h -l? -0? -F? -M= "
         "-m= -I= -x? -C? -d? -D?",
-        "read data*",
-        options_first=True,
-        stdin_operand="-",
-        when=(
-            _when("e inplace", slots="write*"),
-            _when("inplace", "e", slots="read write*"),
-            _when("e", slots="read*"),
-            _when("", "e", operands=0, runs_input="code"),
-        ),
     ),
-    _row(
+    _editing_interpreter(
         "ruby",
-        "interpreter",
-        "runs Ruby code: `-e CODE`, a file, or its input; `-i` edits the files it reads",
+        "Ruby",
         "-e=touch#e -i?#inplace -n -p -a -c -l -s -S -w -W? -v -d -y -h -I= -r= -C=chdir -x? -F? -0? -E= "
         "-K? -T? --enable= --disable= --jit --yjit --version --help --verbose",
-        "read data*",
-        options_first=True,
-        stdin_operand="-",
-        when=(
-            _when("e inplace", slots="write*"),
-            _when("inplace", "e", slots="read write*"),
-            _when("e", slots="read*"),
-            _when("", "e", operands=0, runs_input="code"),
-        ),
     ),
     _row(
         "awk gawk mawk nawk",
