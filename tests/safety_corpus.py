@@ -165,6 +165,7 @@ LAUNCHED_REMOVALS: Final = {
     "bunx": "bunx rimraf ~",
     "uvx": "uvx --from x rm -rf ~",
     "alias": "alias ls='rm -rf ~'",
+    "nix-shell": "nix-shell -p hello --run 'rm -rf ~'",
 }
 
 # More ways to launch: sub-commands, option values and scripts that run a command.
@@ -195,6 +196,12 @@ OTHER_LAUNCHES: Final = (
     _bash("launched", "env-chdir", "env --chdir=/ rm -rf usr"),
     _bash("launched", "nested-launchers", "sudo env -i timeout 5 nice rm -rf /"),
     _bash("launched", "xargs-rm", "git ls-files -z | xargs -0 rm -f"),
+    _bash("launched", "conda-run", "conda run -n base rm -rf ~"),
+    _bash("launched", "poetry-run", "poetry run pre-commit install"),
+    _bash("launched", "pipenv-run", "pipenv run rm -rf ~"),
+    _bash("launched", "bundle-exec", "bundle exec rm -rf ~"),
+    _bash("launched", "uv-run-pre-commit", "uv run --with pre-commit pre-commit install"),
+    _bash("launched", "npm-exec-husky", "npm exec husky -- init"),
 )
 
 # Writes of a protected file behind launchers, options and scripts.

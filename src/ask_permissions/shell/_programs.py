@@ -1553,7 +1553,50 @@ PROGRAMS: Final[tuple[Program, ...]] = (
                 "data*",
                 implicit=_START_UP,
             ),
+            _verb(
+                "run",
+                "runs a command in an environment",
+                "-n|--name= -p|--prefix=touch --cwd=moves --no-capture-output --live-stream -v|--verbose",
+                "command",
+                options_first=True,
+            ),
         ),
+    ),
+    _row(
+        "poetry pipenv pdm hatch rye",
+        "subcommands",
+        "manages Python projects; `run` runs a command in the project's environment",
+        "-q|--quiet -v|--verbose -n|--no-interaction --no-ansi --ansi -C|--directory=moves "
+        "-P|--project=touch",
+        "data*",
+        strict=False,
+        verbs=(_verb("run", "runs a command", "", "command", options_first=True),),
+    ),
+    _row(
+        "bundle bundler",
+        "subcommands",
+        "manages Ruby gems; `exec` runs a command with them",
+        "--verbose --no-color -r|--retry=",
+        "data*",
+        strict=False,
+        verbs=(
+            _verb(
+                "exec",
+                "runs a command",
+                "--keep-file-descriptors --gemfile=read",
+                "command",
+                options_first=True,
+            ),
+        ),
+    ),
+    _launcher(
+        "nix-shell",
+        "runs a shell (or a `--run` / `--command` script) with packages",
+        "--run=script --command=script -p|--packages --pure -I= --arg= --argstr= -A|--attr= --keep= "
+        "-i= --option=",
+        "data*",
+        strict=False,
+        options_first=False,
     ),
     _row(
         "pipx",
