@@ -21,11 +21,12 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.rules._command import READ_LIMIT_TEXT
 from ask_permissions.rules._paths import normalize_path, resolve_links
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
-from ask_permissions.shell import read_command
+from ask_permissions.shell import READ_LIMIT, read_command
 from ask_permissions.shell._effects import SimpleCommand, plain_reading, simple_effects
 from ask_permissions.shell._programs import EDIT_COMMANDS, read_argv
 from ask_permissions.shell._quoting import quote_word
@@ -286,6 +287,17 @@ _ASK: Final = Opinion("ask")
 _BLOCK: Final = Opinion("block")
 
 
+def _read_limit(call: _Call) -> Opinion | None:
+    """0b. A shell command past the read limit asks a person, in every mode: it was not read, so no rule may
+    allow it and none may block it for its length alone, and no reviewer answers it (as a safety check)."""
+    subjects = call.subjects
+    if subjects.kind is None or subjects.kind.kind != "shell":
+        return None
+    if any(command is not None and len(command) > READ_LIMIT for command in subjects.commands):
+        return Opinion("ask", READ_LIMIT_TEXT.format(tool=call.name, limit=READ_LIMIT), reviewable=False)
+    return None
+
+
 def _deny_rule(call: _Call) -> Opinion | None:
     """1. A deny rule from any source blocks: denied at any level, no other level can allow it.
 
@@ -490,6 +502,7 @@ def _dont_ask(call: _Call, decided: Decided) -> Decided:
 _TABLE: Final[Table[_Call]] = Table(
     (
         Layer("hook", hook_layer, blocking=True),  # 0. hooks see the call first
+        Layer("read_limit", _read_limit, guard=True),
         Layer("deny_rule", _deny_rule, guard=True),
         Layer("ask_rule", _ask_rule, guard=True),
         Layer("tool_check", _tool_check),

@@ -405,23 +405,15 @@ def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths)
     return _decided(command_effects(command), command, cwd, home, protected)
 
 
-def _acts(effects: Effects) -> bool:
-    """Whether the command writes, removes or runs anything the table can say it does (not only words a
-    program it cannot read is given): then a command the shell would refuse is not let through on a
-    reading that may be wrong."""
-    writes = any(use.action != "read" and not use.guessed for use in effects.paths)
-    return writes or bool(
-        effects.implicit or effects.piped_input or effects.removes_input or effects.unread_names
-    )
-
-
 def _decided(
     effects: Effects, command: str, cwd: str, home: str, protected: ProtectedPaths
 ) -> SafetyFinding | None:
     """The safety checks' answer on a command's effects (read once per text; the links on disk each time)."""
-    if not effects.fully_read:
+    if not effects.fully_read and effects.unparsed is None:
         return SafetyFinding(f"The command is too long or too deeply nested to check{_APPROVAL}")
-    if effects.unparsed is not None and _acts(effects):
+    if effects.unparsed is not None:
+        # The reading stopped there, and the command names what the checks look at (the quick path let it
+        # through to here): another reader of it may run what this one did not read.
         return SafetyFinding(f"The command cannot be read as shell ({effects.unparsed}){_APPROVAL}")
     for use in effects.paths:
         if (

@@ -17,10 +17,24 @@ from ask_permissions.typing import Decision
 from ._glob import Glob
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
-__all__ = ["COMMAND_KEYS", "CommandPattern", "argv_texts", "command_readings", "compound_allow"]
+__all__ = [
+    "COMMAND_KEYS",
+    "READ_LIMIT_TEXT",
+    "CommandPattern",
+    "argv_texts",
+    "command_readings",
+    "compound_allow",
+]
 
 COMMAND_KEYS: Final = ("command", "cmd")
 """The arguments a command specifier reads when it names no key."""
+
+READ_LIMIT_TEXT: Final = (
+    "Tool '{tool}': the command is longer than the read limit of {limit:,} characters, so it was not read; "
+    "it needs a person's approval"
+)
+"""Why a command past the read limit asks (``ask_permissions.shell.READ_LIMIT``): it is never allowed, and
+never blocked for its length alone."""
 
 _Element = str | Glob | None
 """One word of a specifier: a literal word, a glob over one word, or ``None`` for any run of words."""

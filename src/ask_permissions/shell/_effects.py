@@ -80,10 +80,11 @@ class Effects:
         removes_input: it removes paths its input names (``xargs rm``), which no check can read.
         unread_names: command names the shell works out (``$(echo rm)``, ``$CMD``): they may run anything.
         directories: the directory changes it makes, in order (``None``: one no check can follow).
-        fully_read: the whole command was read (not: too long, or nested too deeply).
+        fully_read: the whole command was read (not: too long, nested too deeply, or text outside the
+            grammar).
         too_long: it is longer than the read limit.
         unparsed: what makes the text not valid shell (an unterminated quote), or ``None``: the shell
-            would refuse it, but another reader of it might run something.
+            stops there, but another reader of it might run something.
     """
 
     paths: tuple[PathUse, ...] = ()
@@ -143,19 +144,17 @@ class _Reading:
 # What the shell may change in an assignment's value (whose quoting the reading does not keep): read as
 # changing (over-approximate).
 _MAY_EXPAND: Final = re.compile(r"[$`*?\[]|\{[^{}]*(?:,|\.\.)[^{}]*\}|^~")
-_SYNTAX_ERRORS: Final = ("an unterminated", "an unclosed", "an unbalanced", "a trailing")
 
 
 def _read(text: str) -> _Reading:
     """The two readings of ``text`` (``read_command``: cached, shared with the rules)."""
     reading = read_command(text)
-    why = reading.why or ""
     return _Reading(
         reading.subcommands if reading.understood else None,
         reading.visible,
         reading.fully_read,
         reading.too_long,
-        why if why.startswith(_SYNTAX_ERRORS) else None,
+        reading.unparsed,
     )
 
 

@@ -148,8 +148,12 @@ class Reading:
         visible: every command deny and ask specifiers look at (the full reading).
         understood: whether the command is within the plain reading, so that an allow may match it.
         why: what was not understood (the first thing found), or ``None``.
-        fully_read: whether everything it may run was read; when not, deny and ask specifiers match it.
+        fully_read: whether everything it may run was read; when not (past the read limit, nested too
+            deeply, text outside the grammar, a launcher with too many candidate commands), deny and ask
+            specifiers match it.
         too_long: it is longer than ``READ_LIMIT`` and was not read at all (the policies ask a person).
+        unparsed: what the grammar did not cover (a syntax error such as an unterminated quote: the reading
+            stopped there), or ``None``; a bound reached (nesting, the read limit) is not named here.
     """
 
     text: str
@@ -159,6 +163,7 @@ class Reading:
     why: str | None
     fully_read: bool = True
     too_long: bool = False
+    unparsed: str | None = None
 
 
 ParsedCommand = Reading
@@ -309,7 +314,7 @@ class _Command:
 class _Reader:
     """Reads one command line's tree into both readings (not shared between threads)."""
 
-    __slots__ = ("blind", "bodies", "comments", "fed", "problems", "read_bodies", "visible")
+    __slots__ = ("blind", "bodies", "comments", "fed", "problems", "read_bodies", "unparsed", "visible")
 
     def __init__(self) -> None:
         self.problems: list[str] = []
@@ -319,6 +324,7 @@ class _Reader:
         self.fed = 0  # commands seen so far that run their standard input as a script
         self.bodies: list[str] = []  # heredoc bodies seen so far, read as scripts if a shell is fed them
         self.read_bodies = 0
+        self.unparsed: str | None = None  # the first text outside the grammar, in what surely runs
 
     def problem(self, why: str) -> None:
         self.problems.append(why)
@@ -397,6 +403,8 @@ class _Reader:
                 self.problem(command.why)
             if strict or command.too_deep:
                 self.blind = True
+            if strict and not command.too_deep and self.unparsed is None:
+                self.unparsed = command.why
             return []
         if plain:
             self.problem(_compound_problem(command))
@@ -766,6 +774,7 @@ def _read(text: str) -> Reading:
         understood=why is None,
         why=why,
         fully_read=not reader.blind,
+        unparsed=reader.unparsed,
     )
 
 
