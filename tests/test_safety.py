@@ -203,20 +203,7 @@ MAY_PROCEED = [
 class TestShell:
     """The shell scan asks for anything that names a protected path or removes a whole tree."""
 
-    @pytest.mark.parametrize(
-        "command",
-        [
-            pytest.param(
-                command,
-                marks=pytest.mark.xfail(
-                    strict=True, reason="extglob words need the shell package's parser (shell-grammar)"
-                ),
-            )
-            if "extglob" in command
-            else command
-            for command in MUST_ASK
-        ],
-    )
+    @pytest.mark.parametrize("command", MUST_ASK)
     def test_must_ask(self, command: str) -> None:
         """Each hostile command is caught, with a reason a person can read."""
         finding = check_shell(command, cwd=CWD, home=HOME, protected=PROTECTED_PATHS)

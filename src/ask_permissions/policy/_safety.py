@@ -59,11 +59,9 @@ class ProtectedPaths:
 
     @property
     def needles(self) -> re.Pattern[str]:
-        """Finds any protected name, or the name of a program the table of programs says may write, remove
-        or run something (every row but the readers'), case-insensitively: a plain command (no quote
-        tricks, globs, expansions, escapes or writing redirections; see ``check_shell``) without one cannot
-        make a safety check ask (worked out once per set of protected paths)."""
-        return _needles(self.directories | self.files)
+        """Finds any protected name, case-insensitively (worked out once per set of protected paths): with
+        the table's program names, what ``check_shell``'s quick path looks for."""
+        return _needles(self.directories, self.files)
 
     def extended(self, *, directories: Iterable[str] = (), files: Iterable[str] = ()) -> ProtectedPaths:
         """These protected paths and more (a host's own guardrail files, say)."""
@@ -147,12 +145,27 @@ def _glob_forms(component: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=16)
-def _needles(names: frozenset[str]) -> re.Pattern[str]:
-    protected = "|".join(re.escape(name) for name in sorted(names))
-    programs = "|".join(re.escape(name) for name in sorted(QUICK_NAMES, key=lambda name: (-len(name), name)))
-    # A program name counts where a command name can start (not inside "ssh" or "git push") and end
-    # (python3.12 is python): a launcher's attached script (env -S'rm …') has the launcher's name to find.
-    return re.compile(rf"{protected}|(?<![A-Za-z0-9_])(?:{programs})(?![A-Za-z_])", re.IGNORECASE)
+def _needles(directories: frozenset[str], files: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(name) for name in sorted(directories | files)), re.IGNORECASE)
+
+
+# A program's name as a command word holds it: "/usr/bin/rm", "RM", "python3.12", "pre-commit". A launcher's
+# attached script (env -S'rm …') has the launcher's own name to find.
+_TOKEN: Final = re.compile(r"[a-z_][a-z0-9_+.-]*")
+_VERSIONED: Final = re.compile(r"([a-z]+)[0-9][0-9.]*m?")
+
+
+def _names_a_program(lowered: str) -> bool:
+    """Whether lower-cased command text names a program the table says may write, remove or run something
+    (``QUICK_NAMES``, derived from the table)."""
+    tokens = _TOKEN.findall(lowered)
+    if not QUICK_NAMES.isdisjoint(tokens):
+        return True
+    return any(
+        (versioned := _VERSIONED.fullmatch(token)) is not None and versioned.group(1) in QUICK_NAMES
+        for token in tokens
+        if token[-1].isdigit() or token[-1] == "m"
+    )
 
 
 PROTECTED_PATHS: Final = ProtectedPaths(
@@ -323,19 +336,54 @@ def _removed(use: PathUse, cwd: str, home: str) -> str | None:
     return None
 
 
-def _touched(use: PathUse, cwd: str, home: str, protected: ProtectedPaths, *, dotglob: bool) -> str | None:
+def _touched(
+    use: PathUse,
+    cwd: str,
+    home: str,
+    protected: ProtectedPaths,
+    *,
+    dotglob: bool,
+    working: _Working,
+) -> str | None:
     """The protected name a write (or possible write) touches, as written or through links on disk."""
-    working = _working(cwd)
     for path in _bases(use) or (use.path,):
+        # A path that the shell does not change names a protected name only if its text holds one.
+        lexical = use.expands or protected.needles.search(path) is not None
+        if not lexical and use.guessed:
+            continue
         joined = _joined(path, cwd, home)
-        readings = [normalize_path(joined)]
-        if not use.guessed and not (use.expands and _SHELL_SPECIAL.search(path)):
-            readings.extend(_physical(joined))
-        for reading in readings:
-            touched = protected.touched_by(_within(reading, working), pattern=use.expands, dotglob=dotglob)
+        if lexical:
+            within = _within(normalize_path(joined), working.written)
+            touched = protected.touched_by(within, pattern=use.expands, dotglob=dotglob)
+            if touched is not None:
+                return touched
+        if use.guessed or (use.expands and _SHELL_SPECIAL.search(path)):
+            continue  # a word the table cannot read, or a pattern: by name only
+        for physical in _physical(joined):
+            touched = protected.touched_by(
+                _within(physical, working.physical), pattern=False, dotglob=dotglob
+            )
             if touched is not None:
                 return touched
     return None
+
+
+@final
+class _Working:
+    """The working directory as written, and (worked out when first needed) with its links resolved too."""
+
+    __slots__ = ("_physical", "cwd", "written")
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self.written = (posixpath.normpath(cwd),)
+        self._physical: tuple[str, ...] | None = None
+
+    @property
+    def physical(self) -> tuple[str, ...]:
+        if self._physical is None:
+            self._physical = _working(self.cwd)
+        return self._physical
 
 
 # Text that a word may be spelled with so that the raw command does not show what it names (quotes are
@@ -350,32 +398,22 @@ _QUICK_LENGTH: Final = 10_000
 def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
     """A shell command that touches a protected path, or removes a tree no agent should remove."""
     # Most commands are plain and name nothing the checks care about: one search settles them at once.
-    if (
-        len(command) <= _QUICK_LENGTH
-        and _SPELLING.search(command) is None
-        and protected.needles.search(_QUOTES.sub("", command)) is None
-    ):
-        return None
+    if len(command) <= _QUICK_LENGTH and _SPELLING.search(command) is None:
+        plain = _QUOTES.sub("", command)
+        if protected.needles.search(plain) is None and not _names_a_program(plain.lower()):
+            return None
     return _decided(command_effects(command), command, cwd, home, protected)
-
-
-def _acts(effects: Effects) -> bool:
-    """Whether the command writes, removes or runs anything the table can say it does (not only words a
-    program it cannot read is given): then a command the shell would refuse is not let through on a
-    reading that may be wrong."""
-    writes = any(use.action != "read" and not use.guessed for use in effects.paths)
-    return writes or bool(
-        effects.implicit or effects.piped_input or effects.removes_input or effects.unread_names
-    )
 
 
 def _decided(
     effects: Effects, command: str, cwd: str, home: str, protected: ProtectedPaths
 ) -> SafetyFinding | None:
     """The safety checks' answer on a command's effects (read once per text; the links on disk each time)."""
-    if not effects.fully_read:
+    if not effects.fully_read and effects.unparsed is None:
         return SafetyFinding(f"The command is too long or too deeply nested to check{_APPROVAL}")
-    if effects.unparsed is not None and _acts(effects):
+    if effects.unparsed is not None:
+        # The reading stopped there, and the command names what the checks look at (the quick path let it
+        # through to here): another reader of it may run what this one did not read.
         return SafetyFinding(f"The command cannot be read as shell ({effects.unparsed}){_APPROVAL}")
     for use in effects.paths:
         if (
@@ -386,6 +424,7 @@ def _decided(
         ):
             return SafetyFinding(f"The command writes to {use.path}, which the shell expands{_APPROVAL}")
     dotglob = "dotglob" in command or "GLOBIGNORE" in command
+    working = _Working(cwd)
     try:
         for use in effects.paths:
             if use.action == "read":
@@ -394,7 +433,7 @@ def _decided(
                 removed = _removed(use, cwd, home)
                 if removed is not None:
                     return SafetyFinding(f"The command removes {removed}{_APPROVAL}")
-            touched = _touched(use, cwd, home, protected, dotglob=dotglob)
+            touched = _touched(use, cwd, home, protected, dotglob=dotglob, working=working)
             if touched is not None:
                 return SafetyFinding(f"The command touches {touched}{_APPROVAL}")
     except _TooManyLinks as error:

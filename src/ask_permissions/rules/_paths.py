@@ -204,8 +204,9 @@ class PathPattern:
     character of it, ``**`` any number of segments (``src/**`` is everything inside ``src``). A pattern
     without a slash, such as ``*.env``, matches that name at any depth. ``.`` and ``..`` are resolved
     lexically in the pattern and in the call's path; a relative path that climbs out of ``root`` is matched
-    as the absolute path it names; a pattern whose ``..`` would climb above its own base is refused. Symlinks
-    are not resolved: ``src/link`` is matched as written, wherever it points. ``[`` and ``\\`` are literal.
+    as the absolute path it names; a pattern whose ``..`` would climb above its own base is refused. The
+    pattern itself resolves no symlinks (``src/link`` is matched as written); a ``LayeredPolicy`` decides a
+    path reached through a link on disk as both the link and its target. ``[`` and ``\\`` are literal.
 
     Fail-closed asymmetry: in a deny or ask rule the pattern also matches everything beneath what it
     names (a deny on ``.git`` protects ``.git/config``, one on ``src/**`` also ``src``), compares

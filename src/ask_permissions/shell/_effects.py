@@ -17,7 +17,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol, TypeAlias, final
 
-from ._programs import ArgvReading, Role, launch, program_named, read_argv, removes
+from ._programs import ArgvReading, Role, assigned_effect, program_named, read_argv, removes
+from ._readings import read_command
 
 __all__ = [
     "Effects",
@@ -79,10 +80,11 @@ class Effects:
         removes_input: it removes paths its input names (``xargs rm``), which no check can read.
         unread_names: command names the shell works out (``$(echo rm)``, ``$CMD``): they may run anything.
         directories: the directory changes it makes, in order (``None``: one no check can follow).
-        fully_read: the whole command was read (not: too long, or nested too deeply).
+        fully_read: the whole command was read (not: too long, nested too deeply, or text outside the
+            grammar).
         too_long: it is longer than the read limit.
         unparsed: what makes the text not valid shell (an unterminated quote), or ``None``: the shell
-            would refuse it, but another reader of it might run something.
+            stops there, but another reader of it might run something.
     """
 
     paths: tuple[PathUse, ...] = ()
@@ -131,27 +133,6 @@ class SimpleCommand(Protocol):
 
 @final
 @dataclass(frozen=True, slots=True)
-class _AdaptedRedirect:
-    fd: int | None
-    operator: str
-    target: str | None
-    target_expands: bool
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _AdaptedSimple:
-    words: tuple[str, ...]
-    assignments: tuple[str, ...] = ()
-    wrappers: tuple[str, ...] = ()
-    name_is_glob: bool = False
-    appends_arguments: bool = False
-    expanding: tuple[bool, ...] = ()
-    redirects: tuple[_AdaptedRedirect, ...] = ()
-
-
-@final
-@dataclass(frozen=True, slots=True)
 class _Reading:
     plain: tuple[SimpleCommand, ...] | None
     visible: tuple[SimpleCommand, ...]
@@ -160,89 +141,21 @@ class _Reading:
     unparsed: str | None
 
 
-# What the shell may change in a word whose quoting is no longer known: read as changing (over-approximate).
+# What the shell may change in an assignment's value (whose quoting the reading does not keep): read as
+# changing (over-approximate).
 _MAY_EXPAND: Final = re.compile(r"[$`*?\[]|\{[^{}]*(?:,|\.\.)[^{}]*\}|^~")
-_ANY_NAME: Final = re.compile(r"[$`{*?\[]")
 
 
 def _read(text: str) -> _Reading:
-    """The full reading of ``text``.
-
-    Until the shell package's own ``read_command`` lands, the rules' splitter gives it: its words lost
-    their quoting, so any word with an expansion, glob, brace or leading tilde is read as one the shell
-    changes, and its redirection targets (whose operators it drops) as writes after every command.
-    """
-    from ask_permissions.rules._shell import parse_command  # noqa: PLC0415  # the one import to switch
-
-    parsed = parse_command(text)
-    plain = (
-        tuple(
-            _adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments, sub.wrappers)
-            for sub in parsed.subcommands
-        )
-        if parsed.understood
-        else None
-    )
-    visible: list[SimpleCommand] = []
-    for sub in parsed.visible:
-        visible.append(_adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments))
-        visible.extend(_launched(sub.words, 0))
-    if parsed.redirect_targets:
-        redirects = tuple(
-            _AdaptedRedirect(None, ">", target, _MAY_EXPAND.search(target) is not None)
-            for target in parsed.redirect_targets
-            if not (target.isdigit() or target == "-")  # 2>&1, >&-: a descriptor, not a file
-        )
-        visible.append(_AdaptedSimple((), redirects=redirects))
-    why = parsed.why or ""
-    unparsed = (
-        why if why.startswith(("an unterminated", "an unclosed", "an unbalanced", "a trailing")) else None
-    )
-    unique = {(simple.words, simple.assignments, simple.redirects): simple for simple in visible}
+    """The two readings of ``text`` (``read_command``: cached, shared with the rules)."""
+    reading = read_command(text)
     return _Reading(
-        plain,
-        tuple(unique.values()),
-        parsed.fully_scanned,
-        not parsed.fully_scanned and len(text) > 100_000,
-        unparsed,
+        reading.subcommands if reading.understood else None,
+        reading.visible,
+        reading.fully_read,
+        reading.too_long,
+        reading.unparsed,
     )
-
-
-def _adapted(
-    words: tuple[str, ...],
-    assignments: tuple[str, ...] = (),
-    name_is_glob: bool = False,
-    appends: bool = False,
-    wrappers: tuple[str, ...] = (),
-) -> _AdaptedSimple:
-    expanding = tuple(_MAY_EXPAND.search(word) is not None for word in words)
-    name_is_glob = name_is_glob or bool(words and _ANY_NAME.search(words[0]))
-    return _AdaptedSimple(words, assignments, wrappers, name_is_glob, appends, expanding)
-
-
-def _launched(words: tuple[str, ...], depth: int) -> list[SimpleCommand]:
-    """What the table says a command launches, as the shell package's full reading adds it."""
-    from ask_permissions.rules._shell import parse_command  # noqa: PLC0415  # until read_command lands
-
-    if depth > 8 or not words:
-        return []
-    started = launch(words)
-    found: list[SimpleCommand] = []
-    if started.wrapped and started.wrapped < len(words):
-        found.append(_adapted(words[started.wrapped :]))
-        found.extend(_launched(words[started.wrapped :], depth + 1))
-    if started.script_only is not None:
-        for sub in parse_command(words[started.script_only]).visible:
-            found.append(_adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments))
-            found.extend(_launched(sub.words, depth + 1))
-    for start, end in started.commands:
-        found.append(_adapted(words[start:end]))
-        found.extend(_launched(words[start:end], depth + 1))
-    for script in started.scripts:
-        for sub in parse_command(script.text(words)).visible:
-            found.append(_adapted(sub.words, sub.assignments, sub.name_is_glob, sub.appends_arguments))
-            found.extend(_launched(sub.words, depth + 1))
-    return found
 
 
 # -- effects -----------------------------------------------------------------------------------------------
@@ -254,6 +167,8 @@ _MAX_BASES: Final = 8
 counts as read from somewhere no check can follow."""
 _HOME_CHANGE: Final = re.compile(r"~(?:/|$)")
 _UNREAD_NAME: Final = re.compile(r"[$`{]")
+_CODE_SEPARATORS: Final = re.compile(r"[\s'\"(),;=<>|&]")
+_CODE_TOKEN: Final = re.compile(r"[^\s'\"(),;=<>|&\[\]{}]+")
 """A command name built by an expansion or braces may be a whole command (``$X``, ``{rm,-rf,/}``)."""
 
 
@@ -277,11 +192,7 @@ class _Walk:
         words = simple.words
         expanding = simple.expanding or (False,) * len(words)
         for assignment in simple.assignments:
-            name, _, value = assignment.partition("=")
-            if name == "CDPATH":
-                self.move(None)  # cd now reads its operand against other directories
-            if value:
-                self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
+            self.assign(assignment)
         for redirect in simple.redirects:
             target = redirect.target
             if target is None or (redirect.operator in (">&", "<&") and (target.isdigit() or target == "-")):
@@ -314,7 +225,9 @@ class _Walk:
             text = part.text(words)
             expands = part.index >= 0 and expanding[part.index]
             if action is not None:
-                self.use(text, action, expands, program)
+                self.use(text, action, expands, program, guessed=part.option == "")
+            elif part.role == "assign":
+                self.assign(text)
             elif part.role == "chdir":
                 changes.append(None if expands or not text else text)
             elif part.role == "moves":
@@ -335,6 +248,19 @@ class _Walk:
             changes.append(None)
         for change in changes:
             self.move(change)
+
+    def assign(self, assignment: str) -> None:
+        """``NAME=VALUE`` (before a command, or given to ``export`` or ``env``): a value may be a path a
+        later command writes, and some variables make a program run another."""
+        name, _, value = assignment.partition("=")
+        name = name.rstrip("+")
+        if name == "CDPATH":
+            self.move(None)  # cd now reads its operand against other directories
+        implicit = assigned_effect(name)
+        if implicit is not None:
+            self.implicit.append(implicit)
+        if value:
+            self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
 
     def fed(self, simple: SimpleCommand) -> bool:
         """Whether the command's input is a file, a heredoc or a here-string the reading sees."""
@@ -361,6 +287,13 @@ class _Walk:
         self, path: str, action: PathAction, expands: bool, program: str, *, guessed: bool = False
     ) -> None:
         self.paths.append(PathUse(path, action, expands, self.bases, program, guessed))
+        if action == "touch" and not guessed and _CODE_SEPARATORS.search(path):
+            # Code or a script the table says a program runs (python -c, sed 's/a/b/w .bashrc', awk): each
+            # path-like token in it may be a file it writes. (Not the words of a program the table does
+            # not know: those are as often prose, a title or a message.)
+            for token in _CODE_TOKEN.findall(path):
+                if token != path:
+                    self.paths.append(PathUse(token, "touch", expands, self.bases, program, True))
 
     def move(self, target: str | None) -> None:
         """A directory change: later relative paths may be read from ``target`` too (``None``: from
@@ -397,7 +330,7 @@ def simple_effects(simple: SimpleCommand, text: str = "") -> tuple[PathUse, ...]
 
 @functools.lru_cache(maxsize=512)
 def _effects(text: str) -> Effects:
-    reading = _read_cached(text)
+    reading = _read(text)
     walk = _Walk(text)
     for simple in reading.visible:
         walk.command(simple)
@@ -417,12 +350,7 @@ def _effects(text: str) -> Effects:
 def plain_reading(text: str) -> tuple[SimpleCommand, ...] | None:
     """The simple commands the plain reading of ``text`` runs (what an allow matches), or ``None`` when
     the command is not understood."""
-    return _read_cached(text).plain
-
-
-@functools.lru_cache(maxsize=512)
-def _read_cached(text: str) -> _Reading:
-    return _read(text)
+    return _read(text).plain
 
 
 def command_effects(text: str) -> Effects:

@@ -38,6 +38,7 @@ __all__ = [
     "Slot",
     "Strip",
     "When",
+    "assigned_effect",
     "launch",
     "name_key",
     "program_named",
@@ -64,7 +65,16 @@ Role: TypeAlias = Literal[
 """
 
 ProgramKind: TypeAlias = Literal[
-    "wrapper", "launcher", "shell", "interpreter", "remover", "writer", "reader", "directory", "subcommands"
+    "wrapper",
+    "launcher",
+    "shell",
+    "interpreter",
+    "remover",
+    "writer",
+    "reader",
+    "directory",
+    "variables",
+    "subcommands",
 ]
 """How the docs group a program:
 
@@ -76,6 +86,7 @@ ProgramKind: TypeAlias = Literal[
 - ``writer``: writes the paths it is given (``cp``, ``tee``, ``sed -i``);
 - ``reader``: only reads (``cat``, ``ls``, ``grep``): naming a protected path does not ask;
 - ``directory``: changes the directory later commands run in (``cd``);
+- ``variables``: sets shell variables (``export``), which may change what a later program does;
 - ``subcommands``: its sub-command stands after global options (``git``, ``npm``, ``pip``).
 """
 
@@ -217,9 +228,10 @@ class _OptionIndex:
 
 
 @final
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Program:
-    """One row of the table: a program's option grammar and what it does.
+    """One row of the table: a program's option grammar and what it does (a row is itself: rows compare,
+    and hash, by identity).
 
     Attributes:
         names: the names it is run by (compared by file name, case-folded; ``python3.12`` is ``python``).
@@ -227,7 +239,9 @@ class Program:
         does: what it does, in a few words (for the docs).
         options: its options.
         operands: the role of each operand, in order.
-        verbs: its sub-commands: its first operand may name one, whose row reads the words after it.
+        verbs: its sub-commands: its first operand names one, whose row reads the words after it (one the
+            table does not know makes the reading uncertain, unless ``verbs_optional``).
+        verbs_optional: its first operand need not name a sub-command (``git config KEY VALUE``).
         when: changes to the reading by the options given.
         implicit: a protected file it writes without naming it, whenever this row is read.
         options_first: its options end at its first operand (sudo, env, bash): the rest is the command's.
@@ -235,7 +249,7 @@ class Program:
             a launched command or a sub-command looked for at every later word).
         syntax: how its options are written.
         strip: how the plain reading strips it, as a wrapper.
-        keyed: ``KEY=VALUE`` operands and their values' roles (dd's ``of=``).
+        keyed: ``KEY=VALUE`` operands and their values' roles (dd's ``of=``; ``*`` for any key).
         every_word: a launcher whose command may start at any later word (tmux, screen).
         appends_arguments: the command it runs gets more arguments, read from its input (xargs).
         edit: an edit command ``acceptEdits`` may accept when every path it touches lies inside the working
@@ -249,6 +263,7 @@ class Program:
     options: tuple[Option, ...] = ()
     operands: tuple[Slot, ...] = (Slot("touch", many=True),)
     verbs: tuple[Program, ...] = ()
+    verbs_optional: bool = False
     when: tuple[When, ...] = ()
     implicit: str | None = None
     options_first: bool = False
@@ -260,10 +275,10 @@ class Program:
     appends_arguments: bool = False
     edit: bool = False
     stdin_operand: str | None = None
-    index: _OptionIndex = field(init=False, repr=False, compare=False, hash=False)
-    verb_index: Mapping[str, Program] = field(init=False, repr=False, compare=False, hash=False)
-    streams: bool = field(init=False, repr=False, compare=False, hash=False)
-    launches: bool = field(init=False, repr=False, compare=False, hash=False)
+    index: _OptionIndex = field(init=False, repr=False)
+    verb_index: Mapping[str, Program] = field(init=False, repr=False)
+    streams: bool = field(init=False, repr=False)
+    launches: bool = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "index", _OptionIndex(self.options))
@@ -284,6 +299,7 @@ class Program:
         object.__setattr__(self, "streams", streams)
         launches = (
             self.every_word
+            or any(role in ("command", "script") for _, role in self.keyed)
             or any(slot.role in ("command", "script") for slot in slots)
             or any(option.role in ("command", "script") or option.takes == "until" for option in self.options)
         )
@@ -416,6 +432,36 @@ _GIT_RUNNING_KEYS: Final = (
     "mergetool.",
     "difftool.",
 )
+# Environment variables whose value makes git run a program (or read settings that may): assigning one is
+# a git setting that runs a program, as `git -c` is.
+_GIT_RUNNING_VARIABLES: Final = frozenset(
+    {
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_CONFIG_GLOBAL",
+        "GIT_CONFIG_SYSTEM",
+        "GIT_SSH",
+        "GIT_SSH_COMMAND",
+        "GIT_EDITOR",
+        "GIT_SEQUENCE_EDITOR",
+        "GIT_PAGER",
+        "GIT_ASKPASS",
+        "GIT_EXEC_PATH",
+        "GIT_TEMPLATE_DIR",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PROXY_COMMAND",
+    }
+)
+_GIT_RUNNING_VARIABLE_PREFIXES: Final = ("GIT_CONFIG_KEY_", "GIT_CONFIG_VALUE_")
+
+
+def assigned_effect(name: str) -> str | None:
+    """What assigning the environment variable ``name`` writes without naming it, as the reasons say it."""
+    if name in _GIT_RUNNING_VARIABLES or name.startswith(_GIT_RUNNING_VARIABLE_PREFIXES):
+        return _GIT_RUNS
+    return None
+
+
 _SSH_SCRIPTS: Final = ("proxycommand=", "proxycommand ", "localcommand=", "localcommand ")
 _SSH_OPTION: Final = Option(("-o",), "value", script_prefixes=_SSH_SCRIPTS)
 
@@ -437,6 +483,25 @@ def _shell(names: str, does: str, extra: str = "") -> Program:
             _when("c", slots="script data*"),
             _when("stdin", "c", slots="data*", runs_input="shell"),
             _when("", "c stdin", operands=0, runs_input="shell"),
+        ),
+    )
+
+
+def _editing_interpreter(names: str, language: str, options: str) -> Program:
+    """An interpreter whose ``-e`` runs code and ``-i`` edits the files it reads (perl, ruby)."""
+    return _row(
+        names,
+        "interpreter",
+        f"runs {language} code: `-e CODE`, a file, or its input; `-i` edits the files it reads",
+        options,
+        "read data*",
+        options_first=True,
+        stdin_operand="-",
+        when=(
+            _when("e inplace", slots="write*"),
+            _when("inplace", "e", slots="read write*"),
+            _when("e", slots="read*"),
+            _when("", "e", operands=0, runs_input="code"),
         ),
     )
 
@@ -902,37 +967,27 @@ PROGRAMS: Final[tuple[Program, ...]] = (
             _when("", "c m", operands=0, runs_input="code"),
         ),
     ),
-    _row(
+    _editing_interpreter(
         "perl",
-        "interpreter",
-        "runs Perl code: `-e CODE`, a file, or its input; `-i` edits the files it reads",
+        "Perl",
         "-e=touch#e -E=touch#e -i?#inplace -n -p -a -c -s -S -t -T -u -U -v -V -w -W -X -h -l? -0? -F? -M= "
         "-m= -I= -x? -C? -d? -D?",
-        "read data*",
-        options_first=True,
-        stdin_operand="-",
-        when=(
-            _when("e inplace", slots="write*"),
-            _when("inplace", "e", slots="read write*"),
-            _when("e", slots="read*"),
-            _when("", "e", operands=0, runs_input="code"),
-        ),
     ),
-    _row(
+    _editing_interpreter(
         "ruby",
-        "interpreter",
-        "runs Ruby code: `-e CODE`, a file, or its input; `-i` edits the files it reads",
+        "Ruby",
         "-e=touch#e -i?#inplace -n -p -a -c -l -s -S -w -W? -v -d -y -h -I= -r= -C=chdir -x? -F? -0? -E= "
         "-K? -T? --enable= --disable= --jit --yjit --version --help --verbose",
-        "read data*",
-        options_first=True,
-        stdin_operand="-",
-        when=(
-            _when("e inplace", slots="write*"),
-            _when("inplace", "e", slots="read write*"),
-            _when("e", slots="read*"),
-            _when("", "e", operands=0, runs_input="code"),
-        ),
+    ),
+    _row(
+        "awk gawk mawk nawk",
+        "interpreter",
+        "runs an awk program over files; the program may write files (print > FILE) and run commands",
+        "-f|--file=read#program -v|--assign= -F|--field-separator= -W= -e|--source=touch#program -b -c -d? "
+        "-D? -E=read#program -g -h -i|--include=read -l|--load= -L? -M -n -N -o? -O -p? -P -r -s -S -t -V",
+        "touch read*",
+        strict=False,
+        when=(_when("program", slots="read*"),),
     ),
     _row(
         "node nodejs deno bun",
@@ -1182,6 +1237,24 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "read*",
         strict=False,
     ),
+    _row(
+        "alias",
+        "launcher",
+        "defines commands: each NAME=VALUE's value runs as a script when the name is used",
+        "-p",
+        "data*",
+        keyed=(("*", "script"),),
+        strict=False,
+    ),
+    # -- variables --------------------------------------------------------------------------------------
+    _row(
+        "export declare typeset local readonly",
+        "variables",
+        "sets shell variables (GIT_SSH_COMMAND=…, GIT_CONFIG_*=… make git run a program)",
+        "-a -A -f -F -g -i -l -n -p -r -t -u -x -I +a +A +f +i +l +n +r +t +u +x",
+        "assign*",
+        strict=False,
+    ),
     # -- directory changes -------------------------------------------------------------------------------
     _row(
         "cd", "directory", "changes the directory later commands run in", "-L -P -e -@", "chdir", strict=False
@@ -1217,6 +1290,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
                 "--fixed-value -e|--edit#write --add#write --replace-all#write --unset#write "
                 "--unset-all#write --rename-section#write --remove-section#write --comment=",
                 "data*",
+                verbs_optional=True,
                 verbs=(
                     _verb(
                         "set unset edit rename-section remove-section",
@@ -1374,6 +1448,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
                 "",
                 "data*",
                 implicit=".yarnrc",
+                verbs_optional=True,
                 verbs=(
                     _verb(
                         "version",
@@ -1478,7 +1553,50 @@ PROGRAMS: Final[tuple[Program, ...]] = (
                 "data*",
                 implicit=_START_UP,
             ),
+            _verb(
+                "run",
+                "runs a command in an environment",
+                "-n|--name= -p|--prefix=touch --cwd=moves --no-capture-output --live-stream -v|--verbose",
+                "command",
+                options_first=True,
+            ),
         ),
+    ),
+    _row(
+        "poetry pipenv pdm hatch rye",
+        "subcommands",
+        "manages Python projects; `run` runs a command in the project's environment",
+        "-q|--quiet -v|--verbose -n|--no-interaction --no-ansi --ansi -C|--directory=moves "
+        "-P|--project=touch",
+        "data*",
+        strict=False,
+        verbs=(_verb("run", "runs a command", "", "command", options_first=True),),
+    ),
+    _row(
+        "bundle bundler",
+        "subcommands",
+        "manages Ruby gems; `exec` runs a command with them",
+        "--verbose --no-color -r|--retry=",
+        "data*",
+        strict=False,
+        verbs=(
+            _verb(
+                "exec",
+                "runs a command",
+                "--keep-file-descriptors --gemfile=read",
+                "command",
+                options_first=True,
+            ),
+        ),
+    ),
+    _launcher(
+        "nix-shell",
+        "runs a shell (or a `--run` / `--command` script) with packages",
+        "--run=script --command=script -p|--packages --pure -I= --arg= --argstr= -A|--attr= --keep= "
+        "-i= --option=",
+        "data*",
+        strict=False,
+        options_first=False,
     ),
     _row(
         "pipx",
@@ -1602,7 +1720,8 @@ class Part:
         index: the word's index in the argv (``-1`` for a value the program implies, see ``value``).
         role: what it is to the program.
         offset: where in the word it starts (an attached value: ``-t.git`` is offset 2).
-        option: the option whose value it is (its first spelling); ``None`` for an operand.
+        option: the option whose value it is (its first spelling; ``""`` for one the row does not know, so
+            the value is only a guess); ``None`` for an operand.
         value: the text of an operand the program implies without it being written (find's ``.``).
     """
 
@@ -1631,7 +1750,8 @@ class ArgvReading:
         implicit: protected files it writes without naming them (the reasons' words).
         runs_input: what it runs from its standard input, if anything.
         moves: later commands may run in a directory no check can follow (``ln -s``, ``popd``).
-        uncertain: it has an option the table does not know: every word may be a path it writes.
+        uncertain: it has an option (or a sub-command) the table does not know: every word may be a path
+            it writes.
         unreadable: it may start more commands than are read (deny and ask match it).
         options: the options given (their first spellings), in order.
     """
@@ -1658,6 +1778,7 @@ _MAX_VERB_READINGS: Final = 8
 _ASSIGNMENT: Final = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\[[^\]]*\])?\+?=")
 _SCRIPT_CHARACTERS: Final = re.compile(r"[ \t\n;&|]")
 _EXTRA: Final = Slot("touch")
+_NAME_TESTS: Final = frozenset({"-name", "-iname", "-path", "-ipath", "-wholename", "-iwholename"})
 _EMPTY: Final = ArgvReading()
 
 
@@ -1748,6 +1869,12 @@ class _Reader:
                     return
                 if unsure:
                     self.verbs_anywhere(row, index + 1)
+                if not row.verbs_optional:
+                    # A sub-command the table does not know: its words are its own, which no row reads.
+                    self.uncertain = True
+                    self.parts.extend(Part(later, "data") for later in range(index, self.size))
+                    self.finish(row, tags, [])
+                    return
             ended = ended or row.options_first
             operands.append(index)
             if row.streams:
@@ -1781,7 +1908,7 @@ class _Reader:
         if slot.role == "script" and slot.many:
             self.scripts.append(ScriptRef(index, self.size))
             return -1
-        self.operand(index, "touch" if slot.role == "assign" else slot.role)
+        self.operand(index, slot.role)
         return position if slot.many else position + 1
 
     def slots(self, row: Program, tags: set[str], count: int | None = None) -> tuple[Slot, ...]:
@@ -1852,11 +1979,15 @@ class _Reader:
             self.commands.append((index, self.size))
 
     def keyed(self, row: Program, operands: list[int]) -> None:
+        """``KEY=VALUE`` operands: each value's role by its key (``*``: any key)."""
         roles = dict(row.keyed)
         for index in operands:
             key, equals, _ = self.argv[index].partition("=")
-            role = roles.get(key) if equals else None
-            self.parts.append(Part(index, role or "data", len(key) + 1 if role else 0))
+            role = (roles.get(key) or roles.get("*")) if equals else None
+            offset = len(key) + 1 if role else 0
+            self.parts.append(Part(index, role or "data", offset))
+            if role == "script":
+                self.scripts.append(ScriptRef(index, index + 1, offset))
 
     # -- options ------------------------------------------------------------------------------------------
 
@@ -1883,7 +2014,7 @@ class _Reader:
                 if word[at].isdigit() and at == 1:  # -5: a count (head, nice), as their own parsers read it
                     return index + 1, None, True, False
                 if at + 1 < len(word):
-                    self.parts.append(Part(index, "touch", at + 1))  # it may take the rest as its value
+                    self.unknown_value(row, index, at + 1)  # it may take the rest as its value
                 return index + 1, None, False, False
             attached = at + 1 < len(word)
             if option.takes == "value" and not attached:
@@ -1896,6 +2027,12 @@ class _Reader:
                 return index + 1, None, True, True
         return index + 1, None, True, False
 
+    def unknown_value(self, row: Program, index: int, offset: int) -> None:
+        """The value an option the row does not know may carry: a path it may write, unless the row only
+        reads (the option is recorded as ``""``: a guess)."""
+        if _acts(row):
+            self.parts.append(Part(index, "touch", offset, ""))
+
     def long_option(
         self, row: Program, word: str, index: int, tags: set[str]
     ) -> tuple[int, Program | None, bool, bool]:
@@ -1905,7 +2042,7 @@ class _Reader:
         options = row.index.long_options(name)
         if not options:
             if equals:
-                self.parts.append(Part(index, "touch", len(name) + 3))
+                self.unknown_value(row, index, len(name) + 3)
             return index + 1, None, False, False
         known = len(options) == 1
         option = next((option for option in options if option.takes == "value"), options[0])
@@ -2004,7 +2141,9 @@ class _Reader:
             if option is None:
                 index += 1
                 continue
-            tags.update(option.tags)
+            value = argv[index + 1] if index + 1 < size else ""
+            if not ("test" in option.tags and option.names[0] in _NAME_TESTS and not value.strip("*")):
+                tags.update(option.tags)  # -name '*' chooses every file: no test that chooses some
             self.options.append(option.names[0])
             if option.takes == "until":
                 end = index + 1
@@ -2045,7 +2184,11 @@ class _Reader:
 
 
 @functools.lru_cache(maxsize=4096)
-def _read(argv: tuple[str, ...], start: int, row: Program) -> ArgvReading:
+def _read(argv: tuple[str, ...], start: int) -> ArgvReading:
+    # Keyed by the words alone: a row is a large value, and hashing it would cost more than reading.
+    row = program_named(argv[start])
+    if row is None:
+        return _EMPTY
     reader = _Reader(argv)
     reader.read(row, start + 1)
     return reader.result()
@@ -2057,8 +2200,7 @@ def read_argv(argv: Sequence[str], start: int = 0) -> ArgvReading:
     words = tuple(argv)
     if start >= len(words):
         return _EMPTY
-    row = program_named(words[start])
-    return _EMPTY if row is None else _read(words, start, row)
+    return _read(words, start)
 
 
 # -- the shell readings' view: wrappers and what a command launches ----------------------------------------
