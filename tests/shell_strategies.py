@@ -62,7 +62,7 @@ def words(*, escapes: str = '"\\') -> st.SearchStrategy[str]:
 
 
 def _understood_word(word: str) -> bool:
-    """Leave out the words the splitter refuses because tree-sitter reads them unlike bash."""
+    """Leave out the words the plain reading refuses because tree-sitter reads them unlike bash."""
     return not word.startswith(("#", "==", "=~")) and word != "-"
 
 

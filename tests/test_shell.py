@@ -1,4 +1,4 @@
-"""The shell splitter: sub-commands, what it refuses to understand, what deny and ask still see."""
+"""The plain reading (what an allow matches): sub-commands, what it refuses, what deny and ask see."""
 
 from __future__ import annotations
 
@@ -348,7 +348,7 @@ def _full_argv(sub: SubCommand) -> tuple[str, ...]:
 def _bash_normalized(source: str) -> str:
     """bash's own reading of ``source``, printed back by ``declare -f`` (nothing is run).
 
-    Only for commands the splitter understood (so with no lone ``}`` to end the function early), and with
+    Only for commands the plain reading understood (so with no lone ``}`` to end the function early), and with
     ``PATH`` empty all the same.
     """
     result = subprocess.run(
@@ -376,7 +376,7 @@ def _agrees_with_tree_sitter(source: str, parsed: Reading) -> bool:
 
 
 class TestTreeSitterOracle:
-    """Whatever the splitter understands, tree-sitter-bash parses without error into the same commands."""
+    """Whatever the plain reading understands, tree-sitter-bash parses into the same commands."""
 
     @given(command_lines(escapes='"\\'))
     @settings(max_examples=200, deadline=None)
@@ -398,7 +398,7 @@ class TestTreeSitterOracle:
 
     @pytest.mark.parametrize(("name", "command"), BENIGN, ids=[name for name, _ in BENIGN])
     def test_benign_corpus(self, name: str, command: str) -> None:
-        """tree-sitter reads every benign command as the splitter does."""
+        """tree-sitter reads every benign command as the plain reading does."""
         assert _agrees_with_tree_sitter(command, read_command(command)), name
 
 
@@ -434,7 +434,7 @@ def _bash_argvs(lines: list[str], tmp_path: Any) -> list[Counter[tuple[str, ...]
 
 
 class TestBashOracle:
-    """Whatever the splitter understands, bash itself runs exactly those argument vectors."""
+    """Whatever the plain reading understands, bash itself runs exactly those argument vectors."""
 
     @given(
         st.lists(
@@ -443,7 +443,7 @@ class TestBashOracle:
     )
     @settings(max_examples=40, deadline=None)
     def test_generated_commands(self, tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
-        """bash runs, for each generated line, the very words the splitter found (in any order)."""
+        """bash runs, for each generated line, the very words the plain reading found (in any order)."""
         tmp_path = tmp_path_factory.mktemp("bash")
         expected = []
         for line in lines:
