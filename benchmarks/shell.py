@@ -44,6 +44,17 @@ BASELINE_COMMIT = "7c4c71a515e4ea9162aa5eba26ca37d11c0e3798"
 TARGET_RATIO = 10.0  # our decision time / tree-sitter's parse time, at every size
 TARGET_1MB_MS = 200.0  # a 1 MB command decided in under this
 TARGET_HOT_PATH = 1.1  # this checkout / the baseline, on the hot path
+TARGETED_HOT_PATH = frozenset(
+    {
+        "classify, 100 text rules, match-last, same command",
+        "classify, 100 text rules, no match",
+        "classify, 100 text rules, match-last, distinct commands",
+        "classify, 100 text rules, compound command",
+        "LayeredPolicy before_tool_call, 100 rules over 4 sources, proceed",
+    }
+)
+"""The hot-path rows the 1.1 target is for (the issue's: classify with 100 text rules, LayeredPolicy's
+before_tool_call on short commands); others are shown for what they say."""
 
 RULES = {
     "allow": ("Bash(git status)", "Bash(ls *)", "Bash(npm run test:*)", "Bash(git commit *)", "Bash(cat *)"),
@@ -192,6 +203,7 @@ def long_command_table(quick: bool) -> tuple[list[list[str]], dict[str, float]]:
         PermissionSettings,
         SettingsSource,
         ToolCall,
+        args_digest,
     )
 
     parser = Parser(Language(language()))
@@ -210,6 +222,7 @@ def long_command_table(quick: bool) -> tuple[list[list[str]], dict[str, float]]:
         tree_sitter = median_seconds(lambda t=text: parser.parse(t.encode()), repeats, _nothing)
         classify = median_seconds(lambda a=arguments: rules.classify("Bash", a), repeats, _clear_caches)
         layered = median_seconds(lambda c=call: policy.evaluate(c), repeats, _clear_caches)
+        digest = median_seconds(lambda a=arguments: args_digest(a), repeats, _nothing)
         decided = policy.evaluate(call)
         ratio = max(classify, layered) / tree_sitter
         worst["ratio"] = max(worst["ratio"], ratio)
@@ -224,6 +237,7 @@ def long_command_table(quick: bool) -> tuple[list[list[str]], dict[str, float]]:
                 f"{classify / tree_sitter:.1f}",
                 f"{layered * 1000:.2f}",
                 f"{layered / tree_sitter:.1f}",
+                f"{digest * 1000:.2f}",
                 f"{decided.verdict} ({decided.layer})",
             ]
         )
@@ -347,8 +361,12 @@ def hot_path_table(quick: bool) -> tuple[list[list[str]], float | None]:
         if theirs and name in theirs[0]:
             base = statistics.median(run[name] for run in theirs)
             ratio = mine / base
-            worst = ratio if worst is None else max(worst, ratio)
-            rows.append([name, f"{base:,.0f}", f"{mine:,.0f}", f"{ratio:.2f}"])
+            shown = name
+            if name in TARGETED_HOT_PATH:
+                worst = ratio if worst is None else max(worst, ratio)
+            else:
+                shown = f"{name} (not a target)"
+            rows.append([shown, f"{base:,.0f}", f"{mine:,.0f}", f"{ratio:.2f}"])
         else:
             rows.append([name, "-", f"{mine:,.0f}", "-"])
     return rows, worst
@@ -379,7 +397,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     rows, worst = long_command_table(options.quick)
     header = ["command", "characters", "tree-sitter ms", "classify ms", "x ts", "LayeredPolicy ms", "x ts"]
-    print(_table([*header, "decision"], rows))
+    print(_table([*header, "of which the record's digest ms", "decision"], rows))
     print()
     hot_rows, hot_worst = hot_path_table(options.quick)
     print(

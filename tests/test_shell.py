@@ -18,6 +18,7 @@ from ask_permissions.shell import (
     READ_LIMIT,
     Reading,
     SubCommand,
+    _readings,
     command_words,
     launch,
     read_command,
@@ -451,6 +452,25 @@ class TestBashOracle:
             assert parsed.understood, parsed.why
             expected.append(Counter(sub.words for sub in parsed.subcommands if sub.words))
         assert _bash_argvs(lines, tmp_path) == expected
+
+
+_PLAIN_LINES = st.lists(
+    st.text(alphabet="abcz019-_./:,+@%^=!#~]", min_size=1, max_size=6), min_size=1, max_size=5
+).map(" ".join) | st.sampled_from(
+    ["git status", "ls -la src", "! ls", "time ls", "if x", "bash", "sudo rm -rf /", "export PS4=x", "]x y"]
+)
+
+
+class TestQuickPath:
+    """The quick path for one plain simple command reads it exactly as the tree does."""
+
+    @given(_PLAIN_LINES | command_lines())
+    @settings(max_examples=300, deadline=None)
+    def test_same_reading_as_the_tree(self, line: str) -> None:
+        """Where the quick path applies, its reading equals the full path's, field by field."""
+        quick = _readings._read_plain(line)
+        if quick is not None:
+            assert quick == _readings._read_tree(line)
 
 
 class TestFuzz:

@@ -57,7 +57,7 @@ from ._tree import (
     Word,
 )
 
-__all__ = ["MAX_DEPTH", "parse", "parse_expansions", "parse_heredoc_body"]
+__all__ = ["MAX_DEPTH", "parse", "parse_expansions", "parse_heredoc_body", "plain_word"]
 
 MAX_DEPTH: Final = 16
 """How deeply lists (compound commands, substitutions, scripts) and expansions nest before the parser stops
@@ -144,7 +144,7 @@ _PLAIN_WORDS: dict[str, Word] = {}
 _PLAIN_WORDS_LIMIT: Final = 4096
 
 
-def _plain_word(text: str) -> Word:
+def plain_word(text: str) -> Word:
     """The word of plain text ``text``; the common ones are shared (words are values)."""
     word = _PLAIN_WORDS.get(text)
     if word is None:
@@ -706,11 +706,11 @@ class _Parser:
             if tokens.take("TEST_END") is not None:
                 break
             if tokens.startswith(("&&", "||")):
-                words.append(_plain_word(char * 2))
+                words.append(plain_word(char * 2))
                 tokens.position += 2
                 continue
             if char in "()<>":
-                words.append(_plain_word(char))
+                words.append(plain_word(char))
                 tokens.position += 1
                 continue
             if char in ";&|":
@@ -829,7 +829,7 @@ class _Parser:
             # Only plain words up to the end of the command: the same nodes as the loop below makes.
             found = plain.group()
             tokens.position = plain.end()
-            return SimpleCommand(found, tuple(_plain_word(word) for word in found.split()))
+            return SimpleCommand(found, tuple(plain_word(word) for word in found.split()))
         end = start
         words: list[Word] = []
         assignments: list[Assignment] = []
@@ -971,7 +971,7 @@ class _Parser:
             found = plain.group()
             if ends and found[0] != "~" and not ("{" in found and "}" in found):
                 tokens.position = end
-                return _plain_word(found)
+                return plain_word(found)
         parts: list[Part] = []
         spans: list[tuple[int, int]] = []  # where each part stands, for braces and extended globs
         position = self._parse_tilde(start, parts, spans)

@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from ._characters import character_problem, cleaned
-from ._parser import MAX_DEPTH, parse, parse_expansions
+from ._parser import MAX_DEPTH, parse, parse_expansions, plain_word
 from ._programs import Launch, launch
+from ._tokens import RULES
 from ._tree import (
     AnsiCQuoted,
     Arithmetic,
@@ -772,10 +773,47 @@ def _zsh_qualifier_code(part: ExtGlob) -> list[str]:
 # -- entry points -----------------------------------------------------------------------------------------
 
 
+_PLAIN_LINE: Final = re.compile(r"[ \t]*(" + RULES["PLAIN_COMMAND"].pattern + r")[ \t]*")
+_KEYWORDS: Final = frozenset(
+    {"if", "then", "else", "elif", "fi", "case", "esac", "for", "select", "while", "until", "do", "done"}
+    | {"function", "time", "coproc", "!", "[[", "in"}
+)
+
+
+def _read_plain(text: str) -> Reading | None:
+    """The reading of a line that is one simple command of plain words (the parser's ``PLAIN_COMMAND``, no
+    keyword first, ASCII): the tree's one ``SimpleCommand`` read as ``_read_tree`` reads it, without the
+    rest of the tree. ``None`` for any other line."""
+    line = _PLAIN_LINE.fullmatch(text)
+    if line is None or not text.isascii() or character_problem(text) is not None:
+        return None
+    found = line.group(1)
+    words = found.split()
+    if words[0] in _KEYWORDS:
+        return None
+    reader = _Reader()
+    command = SimpleCommand(found, tuple(plain_word(word) for word in words))
+    subcommands = reader.read_simple(command, 0, plain=True, strict=True, prefix=())
+    why = reader.problems[0] if reader.problems else None
+    return Reading(
+        text,
+        tuple(subcommands),
+        tuple(reader.visible),
+        understood=why is None,
+        why=why,
+        fully_read=not reader.blind,
+        unparsed=reader.unparsed,
+    )
+
+
 def _read(text: str) -> Reading:
     if len(text) > READ_LIMIT:
         unread = f"longer than the read limit of {READ_LIMIT:,} characters (not read)"
         return Reading(text, (), (), understood=False, why=unread, fully_read=False, too_long=True)
+    return _read_plain(text) or _read_tree(text)
+
+
+def _read_tree(text: str) -> Reading:
     reader = _Reader()
     characters = character_problem(text)
     if characters is not None:
