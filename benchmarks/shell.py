@@ -6,8 +6,10 @@ in the same run:
 
 - **long commands** (heredoc file writes of 1 KB to 1 MB, commit messages of 1 to 50 KB, ``&&``-chains of
   10 to 5,000 commands): the time to decide the call, with ``PermissionRules.classify`` and with a
-  ``LayeredPolicy`` (a realistic handful of rules, safety checks included), each read afresh (caches
-  cleared), divided by tree-sitter-bash's time to parse the same text (its bytes encoded included);
+  ``LayeredPolicy.before_tool_call`` (a realistic handful of rules, safety checks included), each read
+  afresh (caches cleared), divided by tree-sitter-bash's time to parse the same text (its bytes encoded
+  included); and, apart, what a decision record costs a host that keeps them (``on_decision``): its
+  FNV-1a digest of the arguments;
 - **the hot path** (``classify`` with 100 text rules, ``LayeredPolicy.before_tool_call`` on short commands):
   this checkout against ``BASELINE_COMMIT``, checked out side by side in a temporary git worktree and run in
   the same run, in subprocesses that alternate.
@@ -22,6 +24,7 @@ targets and whether this run meets them (``--check``: exit status 1 when one is 
 from __future__ import annotations
 
 import argparse
+import functools
 import gc
 import json
 import os
@@ -143,32 +146,54 @@ def _lines(template: tuple[str, ...], size: int) -> str:
     return "\n".join(out)[:size]
 
 
-def heredoc_write(size: int) -> str:
-    """An agent writing a file of ``size`` characters with a quoted heredoc."""
-    return f"cat > src/app/config.py <<'EOF'\n{_lines(_CODE_LINES, size)}\nEOF"
+def heredoc_write(size: int, variant: int = 0) -> str:
+    """An agent writing a file of ``size`` characters with a quoted heredoc (``variant`` names the file)."""
+    return f"cat > src/app/config{variant}.py <<'EOF'\n{_lines(_CODE_LINES, size)}\nEOF"
 
 
-def commit_message(size: int) -> str:
+def commit_message(size: int, variant: int = 0) -> str:
     """``git commit -m "…"`` with a message of ``size`` characters (its quotes, dollars and backticks
-    escaped, as an agent escapes them)."""
-    message = _lines(_MESSAGE_LINES, size)
+    escaped, as an agent escapes them; ``variant`` numbers the message)."""
+    message = f"{variant}: " + _lines(_MESSAGE_LINES, size)
     for special in ("\\", '"', "$", "`"):
         message = message.replace(special, "\\" + special)
     return f'git add -A && git commit -m "{message}"'
 
 
-def and_chain(count: int) -> str:
-    """``count`` commands joined by ``&&`` (the issue's chain of ``ls -la src``)."""
-    return " && ".join(["ls -la src"] * count)
+def and_chain(count: int, variant: int = 0) -> str:
+    """``count`` commands joined by ``&&`` (the issue's chain of ``ls -la src``; ``variant`` names the first
+    command's folder)."""
+    return " && ".join([f"ls -la src{variant}", *["ls -la src"] * (count - 1)])
 
 
-def long_commands(quick: bool) -> Iterator[tuple[str, str]]:
+def long_commands() -> Iterator[tuple[str, Callable[[int], str]]]:
+    """Each long command by name, as a function of a variant number (distinct texts of the same shape)."""
     for size in (1_000, 10_000, 100_000, 1_000_000):
-        yield f"heredoc file write, {size // 1000:,} KB", heredoc_write(size)
+        yield f"heredoc file write, {size // 1000:,} KB", functools.partial(heredoc_write, size)
     for size in (1_000, 10_000, 50_000):
-        yield f"commit message, {size // 1000:,} KB", commit_message(size)
+        yield f"commit message, {size // 1000:,} KB", functools.partial(commit_message, size)
     for count in (10, 100, 1_000, 5_000):
-        yield f"&& chain of {count:,} commands", and_chain(count)
+        yield f"&& chain of {count:,} commands", functools.partial(and_chain, count)
+
+
+def fresh_seconds(
+    operation: Callable[[int], object], variants: int, repeats: int, setup: Callable[[], object]
+) -> float:
+    """The median over ``repeats`` runs of the mean time of ``operation`` per variant, each variant's text
+    seen once per run (``setup`` before each run), after a warm-up run."""
+    samples = []
+    for _ in range(repeats + 1):
+        setup()
+        gc.collect()
+        gc.disable()
+        try:
+            start = time.process_time()
+            for variant in range(variants):
+                operation(variant)
+            samples.append((time.process_time() - start) / variants)
+        finally:
+            gc.enable()
+    return statistics.median(samples[1:])
 
 
 def _clear_caches() -> None:
@@ -210,28 +235,50 @@ def long_command_table(quick: bool) -> tuple[list[list[str]], dict[str, float]]:
     rules = PermissionRules.from_text(**{decision: list(texts) for decision, texts in RULES.items()})
     source = SettingsSource("project", "/srv/app", None, **RULES)
     settings = PermissionSettings([source], project_dir="/srv/app")
-    policy = LayeredPolicy(queue=ApprovalQueue(), settings=settings, cwd="/srv/app")
+    queue = ApprovalQueue()
+    policy = LayeredPolicy(queue=queue, settings=settings, cwd="/srv/app")
     repeats = 1 if quick else 5
     rows: list[list[str]] = []
     worst: dict[str, float] = {"ratio": 0.0, "1 MB ms": 0.0}
-    for name, text in long_commands(quick):
-        if quick and len(text) > 200_000:
+    for name, make in long_commands():
+        size = len(make(0))
+        if quick and size > 200_000:
             continue
-        arguments = {"command": text}
-        call = ToolCall("Bash", arguments, "call_1")
-        tree_sitter = median_seconds(lambda t=text: parser.parse(t.encode()), repeats, _nothing)
-        classify = median_seconds(lambda a=arguments: rules.classify("Bash", a), repeats, _clear_caches)
-        layered = median_seconds(lambda c=call: policy.evaluate(c), repeats, _clear_caches)
-        digest = median_seconds(lambda a=arguments: args_digest(a), repeats, _nothing)
-        decided = policy.evaluate(call)
+        variants = 1 if quick else max(2, min(256, 4_000_000 // size))
+        texts = [make(variant) for variant in range(variants)]
+        calls = [
+            ToolCall("Bash", {"command": texts[variant]}, f"call-{variant}") for variant in range(variants)
+        ]
+
+        def afresh() -> None:
+            _clear_caches()
+            queue.reject_all()  # an ask queues the call: keep the queue as it was
+
+        def parse(variant: int, texts: list[str] = texts) -> object:
+            return parser.parse(texts[variant].encode())
+
+        def classify_one(variant: int, calls: list[ToolCall] = calls) -> object:
+            return rules.classify("Bash", calls[variant].arguments)
+
+        def decide(variant: int, calls: list[ToolCall] = calls) -> object:
+            return policy.before_tool_call(calls[variant])
+
+        def digest_one(variant: int, calls: list[ToolCall] = calls) -> object:
+            return args_digest(calls[variant].arguments)
+
+        tree_sitter = fresh_seconds(parse, variants, repeats, _nothing)
+        classify = fresh_seconds(classify_one, variants, repeats, afresh)
+        layered = fresh_seconds(decide, variants, repeats, afresh)
+        digest = fresh_seconds(digest_one, variants, repeats, _nothing)
+        decided = policy.evaluate(calls[0])
         ratio = max(classify, layered) / tree_sitter
         worst["ratio"] = max(worst["ratio"], ratio)
-        if len(text) >= 1_000_000:
+        if size >= 1_000_000:
             worst["1 MB ms"] = max(worst["1 MB ms"], layered * 1000, classify * 1000)
         rows.append(
             [
                 name,
-                f"{len(text):,}",
+                f"{size:,}",
                 f"{tree_sitter * 1000:.2f}",
                 f"{classify * 1000:.2f}",
                 f"{classify / tree_sitter:.1f}",

@@ -382,11 +382,7 @@ class _Parser:
             return closer
         if char == ";":
             return case_arm and (tokens.startswith((";;", ";&")))
-        if stops:
-            reserved = tokens.peek("RESERVED")
-            if reserved is not None and reserved.group() in stops:
-                return True
-        return False
+        return bool(stops) and tokens.reserved() in stops
 
     def _parse_and_or(self) -> AndOr:
         """and_or := pipeline (('&&' | '||') linebreak pipeline)*"""
@@ -411,22 +407,18 @@ class _Parser:
         negated = timed = posix = False
         while True:
             tokens.skip_blanks()
-            reserved = tokens.peek("RESERVED")
-            if reserved is None:
-                break
-            keyword = reserved.group()
+            keyword = tokens.reserved()
             if keyword == "!":
                 negated = not negated
+                tokens.position += 1
             elif keyword == "time":
                 timed = True
-                tokens.position = reserved.end()
+                tokens.position += 4
                 tokens.skip_blanks()
                 if tokens.take("TIME_POSIX") is not None:
                     posix = True
-                continue
             else:
                 break
-            tokens.position = reserved.end()
         if negated or timed:
             tokens.skip_blanks()
             char = tokens.char()
@@ -469,14 +461,13 @@ class _Parser:
                 else:
                     return ArithmeticCommand(expression, self._parse_redirections())
             return self._parse_subshell()
-        reserved = tokens.peek("RESERVED")
-        if reserved is not None:
-            keyword = reserved.group()
+        keyword = tokens.reserved()
+        if keyword is not None:
             if keyword in _OUT_OF_PLACE:
                 raise self.problem(f"the shell keyword {keyword!r} out of place")
             if keyword in ("!", "time"):
                 raise self.problem(f"the shell keyword {keyword!r} inside a pipeline")
-            tokens.position = reserved.end()
+            tokens.position += len(keyword)
             return self._parse_keyword_command(keyword)
         return self._parse_simple_command()
 

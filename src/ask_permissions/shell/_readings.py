@@ -515,7 +515,9 @@ class _Reader:
                 if plain and assignment.array is not None:
                     self.problem(f"an array assignment {assignment.name}=( … )")
             for word in words:
-                self.read_parts(word.parts, depth, plain=plain, strict=strict)
+                parts = word.parts
+                if len(parts) != 1 or type(parts[0]) is not Literal or "$" in word.text:
+                    self.read_parts(parts, depth, plain=plain, strict=strict)
             redirects = self.read_redirects(command.redirects, depth, plain=plain, strict=strict)
             argv.extend(word_value(word) for word in words)
         if plain:

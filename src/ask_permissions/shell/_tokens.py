@@ -74,6 +74,11 @@ RULES: Final[dict[str, re.Pattern[str]]] = {
 }
 """The named regexes; each matches at the cursor (``re.Pattern.match``)."""
 
+_BLANKS: Final = RULES["BLANKS"]
+_RESERVED: Final = RULES["RESERVED"]
+_RESERVED_STARTS: Final = frozenset("itefcswud{}![")
+"""The first characters of the keywords: any other character cannot start one."""
+
 
 @final
 class Tokenizer:
@@ -113,9 +118,22 @@ class Tokenizer:
 
     def skip_blanks(self) -> None:
         """Move past blanks and line continuations."""
-        found = RULES["BLANKS"].match(self.text, self.position)
-        if found is not None:
-            self.position = found.end()
+        text = self.text
+        position = self.position
+        if position < len(text) and text[position] in " \t\\":
+            found = _BLANKS.match(text, position)
+            if found is not None:
+                self.position = found.end()
+
+    def reserved(self) -> str | None:
+        """The keyword at the cursor, if a command starting here would start with one (the cursor does not
+        move)."""
+        text = self.text
+        position = self.position
+        if position >= len(text) or text[position] not in _RESERVED_STARTS:
+            return None
+        found = _RESERVED.match(text, position)
+        return None if found is None else found.group()
 
     def at_word_end(self, offset: int = 0) -> bool:
         """Whether a metacharacter or the end of the text is ``offset`` after the cursor."""
