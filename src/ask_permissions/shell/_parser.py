@@ -1031,11 +1031,7 @@ class _Parser:
                 return self._parse_process_substitution()
             return None
         if char == "'":
-            quoted = RULES["SINGLE_QUOTED"].match(text, position)
-            if quoted is None:
-                raise self.problem("an unterminated ' quote")
-            tokens.position = quoted.end()
-            return SingleQuoted(quoted.group()[1:-1])
+            return self._parse_single_quoted()
         if char == '"':
             return self._parse_double_quoted(locale=False)
         if char == "\\":
@@ -1051,6 +1047,15 @@ class _Parser:
             return self._parse_backtick(quoted=False)
         tokens.position = position + 1  # * ? [
         return Glob(char)
+
+    def _parse_single_quoted(self) -> SingleQuoted:
+        """single_quoted := "'" (any character but "'")* "'" """
+        tokens = self.tokens
+        found = RULES["SINGLE_QUOTED"].match(tokens.text, tokens.position)
+        if found is None:
+            raise self.problem("an unterminated ' quote")
+        tokens.position = found.end()
+        return SingleQuoted(found.group()[1:-1])
 
     def _parse_double_quoted(self, *, locale: bool) -> DoubleQuoted:
         """double_quoted := '"' (text | '\\' char | expansion | backtick)* '"'  (``$"…"`` when ``locale``)"""
@@ -1209,11 +1214,7 @@ class _Parser:
                     parts.append(Escaped("" if escaped == "\n" else escaped))
                     tokens.position += 2
             elif char == "'" and not quoted:
-                found = RULES["SINGLE_QUOTED"].match(text, position)
-                if found is None:
-                    raise self.problem("an unterminated ' quote")
-                parts.append(SingleQuoted(found.group()[1:-1]))
-                tokens.position = found.end()
+                parts.append(self._parse_single_quoted())
             elif char == '"':
                 parts.append(self._parse_double_quoted(locale=False))
             elif char == "$":
@@ -1293,11 +1294,7 @@ class _Parser:
         if char == "`":
             return self._parse_backtick(quoted=True)
         if char == "'":
-            found = RULES["SINGLE_QUOTED"].match(text, position)
-            if found is None:
-                raise self.problem("an unterminated ' quote")
-            tokens.position = found.end()
-            return SingleQuoted(found.group()[1:-1])
+            return self._parse_single_quoted()
         if char == '"':
             return self._parse_double_quoted(locale=False)
         escaped = text[position + 1 : position + 2]  # a backslash

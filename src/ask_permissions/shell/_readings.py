@@ -339,6 +339,19 @@ class _Reader:
     def problem(self, why: str) -> None:
         self.problems.append(why)
 
+    def reading(self, text: str, subcommands: Sequence[SubCommand]) -> Reading:
+        """The reading of ``text``, once its plain sub-commands are ``subcommands``."""
+        why = self.problems[0] if self.problems else None
+        return Reading(
+            text,
+            tuple(subcommands),
+            tuple(self.visible),
+            understood=why is None,
+            why=why,
+            fully_read=not self.blind,
+            unparsed=self.unparsed,
+        )
+
     # -- lists ----------------------------------------------------------------------------------------
 
     def read_script(self, text: str, depth: int, *, plain: bool, strict: bool) -> list[SubCommand]:
@@ -795,17 +808,7 @@ def _read_plain(text: str) -> Reading | None:
         return None
     reader = _Reader()
     command = SimpleCommand(found, tuple(plain_word(word) for word in words))
-    subcommands = reader.read_simple(command, 0, plain=True, strict=True, prefix=())
-    why = reader.problems[0] if reader.problems else None
-    return Reading(
-        text,
-        tuple(subcommands),
-        tuple(reader.visible),
-        understood=why is None,
-        why=why,
-        fully_read=not reader.blind,
-        unparsed=reader.unparsed,
-    )
+    return reader.reading(text, reader.read_simple(command, 0, plain=True, strict=True, prefix=()))
 
 
 def _read(text: str) -> Reading:
@@ -832,19 +835,9 @@ def _read_tree(text: str) -> Reading:
         if normalized != text:
             alternative.read_script(normalized, 0, plain=False, strict=False)
         reader.blind = reader.blind or alternative.blind
-    problems = reader.problems
-    if not subcommands and not problems:
-        problems.append("no command" if not reader.comments else "only a comment")
-    why = problems[0] if problems else None
-    return Reading(
-        text,
-        tuple(subcommands),
-        tuple(reader.visible),
-        understood=why is None,
-        why=why,
-        fully_read=not reader.blind,
-        unparsed=reader.unparsed,
-    )
+    if not subcommands and not reader.problems:
+        reader.problem("no command" if not reader.comments else "only a comment")
+    return reader.reading(text, subcommands)
 
 
 _CACHED_SHORT: Final = 16 * 1024
