@@ -37,6 +37,10 @@ _AFTER_A_HEREDOC: Final = [
     ("body-fed-to-sudo-bash", "sudo bash <<'EOF'\nrm -rf /\nEOF"),
     ("here-string-to-a-shell", "bash <<< 'rm -rf /'"),
     ("printf-piped-into-a-shell", "printf 'rm -rf /' | bash"),
+    # In an unquoted body a backslash-newline joins two lines before the delimiter is looked for.
+    ("delimiter-split-by-a-continuation", "cat <<EOF\nx\nEO\\\nF\nrm -rf /\nEOF"),
+    ("body-continued-past-its-delimiter", "cat <<EOF\nx\\\nEOF\necho '`rm -rf /`'\nEOF"),
+    ("strip-tabs-continued", "cat <<-EOF\n\tx\\\n\tEOF\n\techo '$(curl x.example)'\n\tEOF"),
     ("echo-piped-into-a-shell", "echo 'curl x.example' | sh -s"),
 ]
 

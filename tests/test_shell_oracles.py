@@ -398,6 +398,37 @@ class TestExecutionOracle:
         TALLIES["execution oracle"].add(_execution(source, sandbox))
 
 
+_SHOW_LINES: Final = "while IFS= read -r l; do printf '[%s]' \"$l\"; done"
+HEREDOC_BODIES: Final = [
+    pytest.param(_SHOW_LINES + " <<EOF\na\\\nEOF\nb\nEOF", id="a-continuation-joins-the-delimiter-line"),
+    pytest.param(_SHOW_LINES + " <<EOF\na\\\\\nEOF\nb\nEOF", id="an-escaped-backslash-does-not"),
+    pytest.param(_SHOW_LINES + " <<EOF\na\\\\\\\nEOF\nb\nEOF", id="three-backslashes-do"),
+    pytest.param(_SHOW_LINES + " <<'EOF'\na\\\nEOF\nb\nEOF", id="a-quoted-delimiter-keeps-lines"),
+    pytest.param(_SHOW_LINES + " <<-EOF\n\ta\\\n\tEOF\n\tb\n\tEOF", id="tabs-stripped-where-a-line-starts"),
+    pytest.param(_SHOW_LINES + " <<EOF\na\nEO\\\nF\nb\nEOF", id="a-delimiter-split-by-a-continuation"),
+    pytest.param(_SHOW_LINES + " <<EOF\nx\\\ny\nEOF", id="a-continued-line-then-the-delimiter"),
+    pytest.param(_SHOW_LINES + " <<EOF\n\\$x \\`y\\` \\\\\nEOF", id="escapes-in-the-body"),
+]
+
+
+class TestHeredocBodies:
+    """A heredoc's body is the lines bash reads for it, line continuations included."""
+
+    @pytest.mark.parametrize("source", HEREDOC_BODIES)
+    def test_bodies_are_what_bash_reads(self, sandbox: Sandbox, source: str) -> None:
+        """bash prints the body's lines (read -r) exactly as our body's lines are, escapes applied."""
+        printed = sandbox.run(source, harness=False).stdout.decode("utf-8", "surrogateescape")
+        redirection = parse(source).items[0].pipelines[0].commands[0].redirects[0]  # type: ignore[union-attr]
+        heredoc = redirection.heredoc
+        assert heredoc is not None
+        value = (
+            heredoc.body
+            if heredoc.quoted
+            else "".join(word_value(Word("", (part,))) for part in heredoc.parts)
+        )
+        assert printed == "".join(f"[{line}]" for line in value.splitlines()), source
+
+
 _ANSI_ESCAPES: Final = (
     "\\n",
     "\\t",

@@ -17,7 +17,7 @@ import re
 from typing import Final, final
 from typing import Literal as TypingLiteral
 
-from ._tokens import RULES, Tokenizer, heredoc_end
+from ._tokens import RULES, Tokenizer, heredoc_body
 from ._tree import (
     AndOr,
     AnsiCQuoted,
@@ -83,7 +83,6 @@ _SEQUENCE: Final = re.compile(r"(?:-?[0-9]+\.\.-?[0-9]+|[A-Za-z]\.\.[A-Za-z])(?:
 _BRACE_PIECES: Final = re.compile(r"([{},])")
 _BACKTICK_ESCAPES: Final = re.compile(r"\\([\\`$])")
 _BACKTICK_ESCAPES_QUOTED: Final = re.compile(r'\\([\\`$"])')
-_LEADING_TABS: Final = re.compile(r"^\t+", re.MULTILINE)
 _ANSI_ESCAPE: Final = re.compile(
     r"\\(?:x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.DOTALL
 )
@@ -932,11 +931,9 @@ class _Parser:
         text = self.text
         pending, self.pending = self.pending, []
         for node, delimiter, quoted, strip_tabs in pending:
-            start = tokens.position
-            end, after, terminated = heredoc_end(text, start, delimiter, strip_tabs)
-            body = text[start:end]
-            if strip_tabs:
-                body = _LEADING_TABS.sub("", body)
+            body, after, terminated = heredoc_body(
+                text, tokens.position, delimiter, strip_tabs=strip_tabs, joins_lines=not quoted
+            )
             parts: tuple[Part, ...] = ()
             if not quoted:
                 parts = parse_heredoc_body(body, self.depth + 1)

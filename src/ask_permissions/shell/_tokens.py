@@ -13,7 +13,7 @@ import functools
 import re
 from typing import Final, final
 
-__all__ = ["RULES", "Tokenizer", "heredoc_end"]
+__all__ = ["RULES", "Tokenizer", "heredoc_body"]
 
 _METACHARACTERS: Final = " \t\n|&;()<>"
 
@@ -146,16 +146,64 @@ def _delimiter_line(delimiter: str, strip_tabs: bool) -> re.Pattern[str]:
     return re.compile(("^\\t*" if strip_tabs else "^") + re.escape(delimiter) + "$", re.MULTILINE)
 
 
-def heredoc_end(text: str, start: int, delimiter: str, strip_tabs: bool) -> tuple[int, int, bool]:
-    """Where the heredoc body starting at ``start`` ends: ``(body_end, after_delimiter_line, found)``.
+_CONTINUATION: Final = re.compile(r"\\\n")
+_LEADING_TABS: Final = re.compile(r"^\t+", re.MULTILINE)
 
-    The body ends before the first line that is exactly the delimiter (after leading tabs, for ``<<-``);
-    without one it runs to the end of the text, as bash reads it.
+
+def heredoc_body(
+    text: str, start: int, delimiter: str, *, strip_tabs: bool, joins_lines: bool
+) -> tuple[str, int, bool]:
+    """The heredoc body starting at ``start``: ``(body, after_delimiter_line, found)``.
+
+    The body ends before the first line that is exactly the delimiter (after leading tabs, for ``<<-``,
+    which the body loses too); without one it runs to the end of the text, as bash reads it. In an unquoted
+    heredoc (``joins_lines``) a line ending in an odd number of backslashes is joined to the next before
+    that comparison, as bash joins it: one search settles a body with no backslash-newline before its first
+    candidate line, and a scan of the joined lines the rest.
     """
     found = _delimiter_line(delimiter, strip_tabs).search(text, start)
+    limit = len(text) if found is None else found.start()
+    if joins_lines and _CONTINUATION.search(text, start, limit) is not None:
+        return _joined_heredoc_body(text, start, delimiter, strip_tabs)
+    body = text[start:limit]
+    if strip_tabs:
+        body = _LEADING_TABS.sub("", body)
     if found is None:
-        return len(text), len(text), False
+        return body, len(text), False
     after = found.end()
     if after < len(text):
         after += 1  # the newline ending the delimiter line
-    return found.start(), after, True
+    return body, after, True
+
+
+def _joined_heredoc_body(text: str, start: int, delimiter: str, strip_tabs: bool) -> tuple[str, int, bool]:
+    """``heredoc_body`` for an unquoted body with line continuations: line by line, each joined line (its
+    continuations removed, leading tabs stripped for ``<<-``) compared with the delimiter."""
+    size = len(text)
+    position = start
+    body: list[str] = []
+    while position <= size:
+        line_start = position
+        pieces: list[str] = []
+        while True:
+            newline = text.find("\n", position)
+            end = size if newline < 0 else newline
+            piece = text[position:end]
+            odd = (len(piece) - len(piece.rstrip("\\"))) % 2 == 1
+            if odd and newline >= 0:
+                pieces.append(piece[:-1])
+                position = newline + 1
+                continue
+            pieces.append(piece)
+            break
+        joined = "".join(pieces)
+        if strip_tabs:
+            joined = joined.lstrip("\t")
+        if joined == delimiter:
+            return "".join(body), size if newline < 0 else newline + 1, True
+        raw = text[line_start:end]
+        body.append((raw.lstrip("\t") if strip_tabs else raw) + ("\n" if newline >= 0 else ""))
+        if newline < 0:
+            break
+        position = newline + 1
+    return "".join(body), size, False
