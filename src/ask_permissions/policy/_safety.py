@@ -346,19 +346,19 @@ def _touched(
     working: _Working,
 ) -> str | None:
     """The protected name a write (or possible write) touches, as written or through links on disk."""
+    if use.guessed:
+        return _named_in_word(use, cwd, home, protected, dotglob=dotglob, working=working)
     for path in _bases(use) or (use.path,):
         # A path that the shell does not change names a protected name only if its text holds one.
         lexical = use.expands or protected.needles.search(path) is not None
-        if not lexical and use.guessed:
-            continue
         joined = _joined(path, cwd, home)
         if lexical:
             within = _within(normalize_path(joined), working.written)
             touched = protected.touched_by(within, pattern=use.expands, dotglob=dotglob)
             if touched is not None:
                 return touched
-        if use.guessed or (use.expands and _SHELL_SPECIAL.search(path)):
-            continue  # a word the table cannot read, or a pattern: by name only
+        if use.expands and _SHELL_SPECIAL.search(path):
+            continue  # a pattern: by name only
         for physical in _physical(joined):
             touched = protected.touched_by(
                 _within(physical, working.physical), pattern=False, dotglob=dotglob
@@ -366,6 +366,35 @@ def _touched(
             if touched is not None:
                 return touched
     return None
+
+
+def _named_in_word(
+    use: PathUse, cwd: str, home: str, protected: ProtectedPaths, *, dotglob: bool, working: _Working
+) -> str | None:
+    """The protected name a word of a program the table cannot read names: itself, each side of an ``=``
+    (``--output=.bashrc``), or a short option's attached value after any run of bundled flags
+    (``-t.git/hooks``, ``-sLo.git/hooks``), each as a path read from where the command runs."""
+    if not use.expands and not any(protected.needles.search(path) for path in _bases(use) or (use.path,)):
+        return None  # neither it nor the directories it may be read from hold a protected name
+    for candidate in _parts(use.path):
+        part = PathUse(candidate, "touch", use.expands, use.bases, use.program)
+        for path in _bases(part) or (candidate,):
+            within = _within(normalize_path(_joined(path, cwd, home)), working.written)
+            touched = protected.touched_by(within, pattern=use.expands, dotglob=dotglob)
+            if touched is not None:
+                return touched
+    return None
+
+
+def _parts(word: str) -> Iterator[str]:
+    seen: set[str] = set()
+    parts = [part for part in word.split("=") if part]
+    if word.startswith("-") and not word.startswith("--"):
+        parts.extend(word[index:] for index in range(2, min(len(word), 12)))
+    for part in parts:
+        if part not in seen:
+            seen.add(part)
+            yield part
 
 
 @final

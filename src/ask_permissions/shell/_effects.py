@@ -13,7 +13,7 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Final, Literal, Protocol, TypeAlias, final
 
@@ -55,8 +55,9 @@ class PathUse:
             directory (``.`` first) or absolute or ``~``-relative; ``None`` when an earlier command moved
             to a directory no check can follow (``cd $X``, ``cd -``, ``ln -s``).
         program: the program that touches it, or ``"a redirection"``, ``"an assignment"``.
-        guessed: the table cannot read the program (or its options), so this is only a word it is given:
-            the checks look for a protected name in it, but do not follow it through links on disk.
+        guessed: the table cannot read the program (or its options), so this is only a word it is given
+            (``--output=.bashrc``, ``-sLo.git/hooks``): the checks look for a protected name in its parts,
+            but do not follow it through links on disk.
     """
 
     path: str
@@ -277,11 +278,9 @@ class _Walk:
             self.candidates(words[index], expanding[index], words[0])
 
     def candidates(self, word: str, expands: bool, program: str) -> None:
-        """A word a program the table cannot read is given: itself, each side of an ``=``
-        (``--output=.bashrc``), and a short option's attached value after any run of bundled flags
-        (``-t.git/hooks``, ``-sLo.git/hooks``) may each be a path it writes."""
-        for candidate in _candidates(word):
-            self.use(candidate, "touch", expands, program, guessed=True)
+        """A word a program the table cannot read is given: it may name a path it writes (the checks read
+        the word's parts: each side of an ``=``, a short option's attached value)."""
+        self.use(word, "touch", expands, program, guessed=True)
 
     def use(
         self, path: str, action: PathAction, expands: bool, program: str, *, guessed: bool = False
@@ -307,17 +306,6 @@ class _Walk:
         moved = (target if base == "." else posixpath.join(base, target) for base in self.bases)
         joined = tuple(dict.fromkeys((*self.bases, *moved)))
         self.bases = joined if len(joined) <= _MAX_BASES else None
-
-
-def _candidates(word: str) -> Iterator[str]:
-    seen: set[str] = set()
-    parts = [part for part in word.split("=") if part]
-    if word.startswith("-") and not word.startswith("--"):
-        parts.extend(word[index:] for index in range(2, min(len(word), 12)))
-    for part in parts:
-        if part not in seen:
-            seen.add(part)
-            yield part
 
 
 def simple_effects(simple: SimpleCommand, text: str = "") -> tuple[PathUse, ...]:
