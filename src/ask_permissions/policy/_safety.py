@@ -426,12 +426,27 @@ _QUICK_LENGTH: Final = 10_000
 
 def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
     """A shell command that touches a protected path, or removes a tree no agent should remove."""
+    if len(command) > _QUICK_LENGTH:
+        return _decided(command_effects(command), command, cwd, home, protected)
+    finding, on_disk = _by_text(command, cwd, home, protected)
+    # What depends on the links on disk is worked out again for every call; the rest is kept by text.
+    return _decided(command_effects(command), command, cwd, home, protected) if on_disk else finding
+
+
+@functools.lru_cache(maxsize=1024)
+def _by_text(
+    command: str, cwd: str, home: str, protected: ProtectedPaths
+) -> tuple[SafetyFinding | None, bool]:
+    """The answer for a command of up to ``_QUICK_LENGTH`` characters, and whether it depends on the
+    links on disk (a path the table says it writes or removes: then it is not kept)."""
     # Most commands are plain and name nothing the checks care about: one search settles them at once.
-    if len(command) <= _QUICK_LENGTH and _SPELLING.search(command) is None:
+    if _SPELLING.search(command) is None:
         plain = _QUOTES.sub("", command)
         if protected.needles.search(plain) is None and not _names_a_program(plain.lower()):
-            return None
-    return _decided(command_effects(command), command, cwd, home, protected)
+            return None, False
+    effects = command_effects(command)
+    on_disk = any(use.action != "read" and not use.guessed for use in effects.paths)
+    return _decided(effects, command, cwd, home, protected), on_disk
 
 
 def _decided(
