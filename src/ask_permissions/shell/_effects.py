@@ -15,7 +15,7 @@ import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol, TypeAlias, final
+from typing import Final, Literal, NamedTuple, Protocol, TypeAlias, final
 
 from ._programs import ArgvReading, Role, assigned_effect, program_named, read_argv, removes
 from ._readings import read_command
@@ -42,10 +42,8 @@ _ACTIONS: Final[dict[Role, PathAction]] = {
 }
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class PathUse:
-    """One path a command touches.
+class PathUse(NamedTuple):
+    """One path a command touches (a named tuple: effects hold many).
 
     Attributes:
         path: the path as the program gets it (quotes removed; an expansion's text kept in place).
@@ -224,7 +222,7 @@ class _Walk:
         for part in reading.parts:
             action = _ACTIONS.get(part.role)
             text = part.text(words)
-            expands = part.index >= 0 and expanding[part.index]
+            expands = part.word >= 0 and expanding[part.word]
             if action is not None:
                 self.use(text, action, expands, program, guessed=part.option == "")
             elif part.role == "assign":
