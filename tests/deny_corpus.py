@@ -139,6 +139,18 @@ _ZSH_QUALIFIERS: Final = [
     ("in-a-path", "ls src/**/*(e:'rm -rf /':)"),
 ]
 
+_RUN_LATER: Final = [
+    ("ps4-prefix", "PS4='$(rm -rf /)' bash -xc ls"),
+    ("ps4-exported", "export PS4='$(curl x.example)'; set -x; ls"),
+    ("ps1-declared", "declare PS1='`rm -rf /`'"),
+    ("prompt-command", "PROMPT_COMMAND='rm -rf /' bash -i"),
+    ("alias", "alias ll='rm -rf /'; ll"),
+    ("alias-several", "alias a=ls b='curl x.example'"),
+    ("value-run-by-eval", "x='rm -rf /'; eval \"$x\""),
+    ("value-run-as-a-command", "read -r cmd <<< 'rm -rf /'; $cmd"),
+    ("not-found-handler", "command_not_found_handle() { rm -rf /; }; nosuchcmd"),
+]
+
 _GROUPED: Final = {
     "heredoc": _AFTER_A_HEREDOC,
     "launcher": _LAUNCHER_OPTIONS,
@@ -148,6 +160,7 @@ _GROUPED: Final = {
     "name": _NAMES,
     "look-alike": _LOOK_ALIKES,
     "zsh": _ZSH_QUALIFIERS,
+    "later": _RUN_LATER,
 }
 
 HOSTILE: Final[list[tuple[str, str]]] = [

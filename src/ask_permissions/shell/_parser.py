@@ -57,7 +57,7 @@ from ._tree import (
     Word,
 )
 
-__all__ = ["MAX_DEPTH", "parse", "parse_heredoc_body"]
+__all__ = ["MAX_DEPTH", "parse", "parse_expansions", "parse_heredoc_body"]
 
 MAX_DEPTH: Final = 16
 """How deeply lists (compound commands, substitutions, scripts) and expansions nest before the parser stops
@@ -1478,6 +1478,15 @@ def _brace_expansions(text: str, parts: list[Part], spans: list[tuple[int, int]]
 def parse(text: str, depth: int = 0) -> CommandList:
     """The tree of a script; never raises: what the grammar does not cover is a ``NotUnderstood`` node."""
     return _Parser(text, depth).parse_script()
+
+
+def parse_expansions(text: str, depth: int) -> tuple[Part, ...]:
+    """The expansions and substitutions in ``text`` read as bash later expands a prompt or an unquoted
+    heredoc body (``PS4='$(…)'``); ``()`` when they are not understood."""
+    try:
+        return parse_heredoc_body(text, depth)
+    except _Problem:
+        return ()
 
 
 def parse_heredoc_body(body: str, depth: int) -> tuple[Part, ...]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Final, final
 
 from ._characters import character_problem, cleaned
-from ._parser import MAX_DEPTH, parse
+from ._parser import MAX_DEPTH, parse, parse_expansions
 from ._programs import Launch, launch
 from ._tree import (
     AnsiCQuoted,
@@ -84,6 +84,15 @@ is not fully read, so deny and ask match it."""
 
 _SCRIPT_SHELLS: Final = frozenset({"bash", "sh", "zsh"})
 _SCRIPT_FLAGS: Final = frozenset({"-c", "-lc"})
+_DECLARATIONS: Final = frozenset({"export", "declare", "typeset", "local", "readonly"})
+_RUN_LATER: Final = {
+    **dict.fromkeys(("PS0", "PS1", "PS2", "PS3", "PS4"), "expanded"),
+    "PROMPT_COMMAND": "script",
+    "BASH_ENV": "file",
+    "ENV": "file",
+}
+"""Variables whose values bash uses later: prompts it expands (their substitutions run; ``PS4`` under
+``set -x``), a command it runs before each prompt, a start-up file a new shell reads."""
 _FEEDERS: Final = frozenset({"echo", "printf"})
 """Programs whose arguments are what they write: piped into a shell, their words are read as a script."""
 
@@ -514,8 +523,28 @@ class _Reader:
                 if problem is not None:
                     self.problem(problem)
         assignments = tuple(_assignment_value(assignment) for assignment in command.assignments)
+        self.read_later(assignments, argv[len(prefix) :], depth)
         command_read = _Command(command.text, argv, nodes, assignments, redirects, plain=simple)
         return self.read_argv(command_read, depth, plain=plain, strict=strict, launched=set(), origin=0)
+
+    def read_later(self, assignments: Sequence[str], argv: Sequence[str], depth: int) -> None:
+        """What bash runs later from a value given now: a prompt it expands (``PS4='$(…)'``, its
+        substitutions run), a command it runs (``PROMPT_COMMAND``, an ``alias``), a start-up file it reads
+        (``BASH_ENV``: no one can read it here, so the command is not fully read)."""
+        given: list[tuple[str, str | None]] = [(text, None) for text in assignments]
+        if argv and argv[0] in _DECLARATIONS:
+            given.extend((word, None) for word in argv[1:] if "=" in word)
+        elif argv and argv[0] == "alias":
+            given.extend((word, "script") for word in argv[1:] if "=" in word)
+        for text, given_use in given:
+            name, _, value = text.partition("=")
+            use = given_use or _RUN_LATER.get(name.rstrip("+"))
+            if use == "expanded":
+                self.read_parts(parse_expansions(value, depth + 1), depth + 1, plain=False, strict=False)
+            elif use == "script":
+                self.read_script(value, depth + 1, plain=False, strict=False)
+            elif use == "file":
+                self.blind = True
 
     def read_argv(
         self,
