@@ -13,18 +13,16 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, NamedTuple, Protocol, TypeAlias, final
+from typing import Final, Literal, NamedTuple, TypeAlias, final
 
 from ._programs import ArgvReading, Role, assigned_effect, program_named, read_argv, removes
-from ._readings import read_command
+from ._readings import Reading, SubCommand, read_command
 
 __all__ = [
     "Effects",
     "PathAction",
     "PathUse",
-    "SimpleCommand",
     "command_effects",
     "plain_reading",
     "simple_effects",
@@ -97,64 +95,9 @@ class Effects:
     unparsed: str | None = None
 
 
-# -- the reading the effects are read from -----------------------------------------------------------------
-
-
-class RedirectLike(Protocol):
-    @property
-    def fd(self) -> int | None: ...
-    @property
-    def operator(self) -> str: ...
-    @property
-    def target(self) -> str | None: ...
-    @property
-    def target_expands(self) -> bool: ...
-
-
-class SimpleCommand(Protocol):
-    """One simple command of a reading, as ``read_command(text)`` gives it."""
-
-    @property
-    def words(self) -> tuple[str, ...]: ...
-    @property
-    def assignments(self) -> tuple[str, ...]: ...
-    @property
-    def wrappers(self) -> tuple[str, ...]: ...
-    @property
-    def name_is_glob(self) -> bool: ...
-    @property
-    def appends_arguments(self) -> bool: ...
-    @property
-    def expanding(self) -> tuple[bool, ...]: ...
-    @property
-    def redirects(self) -> Sequence[RedirectLike]: ...
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    plain: tuple[SimpleCommand, ...] | None
-    visible: tuple[SimpleCommand, ...]
-    fully_read: bool
-    too_long: bool
-    unparsed: str | None
-
-
 # What the shell may change in an assignment's value (whose quoting the reading does not keep): read as
 # changing (over-approximate).
 _MAY_EXPAND: Final = re.compile(r"[$`*?\[]|\{[^{}]*(?:,|\.\.)[^{}]*\}|^~")
-
-
-def _read(text: str) -> _Reading:
-    """The two readings of ``text`` (``read_command``: cached, shared with the rules)."""
-    reading = read_command(text)
-    return _Reading(
-        reading.subcommands if reading.understood else None,
-        reading.visible,
-        reading.fully_read,
-        reading.too_long,
-        reading.unparsed,
-    )
 
 
 # -- effects -----------------------------------------------------------------------------------------------
@@ -187,7 +130,7 @@ class _Walk:
         self.piped = False
         self.removes_input = False
 
-    def command(self, simple: SimpleCommand) -> None:
+    def command(self, simple: SubCommand) -> None:
         words = simple.words
         expanding = simple.expanding or (False,) * len(words)
         for assignment in simple.assignments:
@@ -215,7 +158,7 @@ class _Walk:
         self.read(words, expanding, reading, simple)
 
     def read(
-        self, words: tuple[str, ...], expanding: tuple[bool, ...], reading: ArgvReading, simple: SimpleCommand
+        self, words: tuple[str, ...], expanding: tuple[bool, ...], reading: ArgvReading, simple: SubCommand
     ) -> None:
         program = reading.programs[0].name
         changes: list[str | None] = []
@@ -261,7 +204,7 @@ class _Walk:
         if value:
             self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
 
-    def fed(self, simple: SimpleCommand) -> bool:
+    def fed(self, simple: SubCommand) -> bool:
         """Whether the command's input is a file, a heredoc or a here-string the reading sees."""
         return any(redirect.operator in _INPUTS and redirect.fd in (None, 0) for redirect in simple.redirects)
 
@@ -306,7 +249,7 @@ class _Walk:
         self.bases = joined if len(joined) <= _MAX_BASES else None
 
 
-def simple_effects(simple: SimpleCommand, text: str = "") -> tuple[PathUse, ...]:
+def simple_effects(simple: SubCommand, text: str = "") -> tuple[PathUse, ...]:
     """The paths one simple command touches (read from the working directory), as ``command_effects``
     reads them."""
     walk = _Walk(text)
@@ -316,7 +259,7 @@ def simple_effects(simple: SimpleCommand, text: str = "") -> tuple[PathUse, ...]
 
 @functools.lru_cache(maxsize=512)
 def _effects(text: str) -> Effects:
-    reading = _read(text)
+    reading = read_command(text)
     walk = _Walk(text)
     for simple in reading.visible:
         walk.command(simple)
@@ -333,10 +276,11 @@ def _effects(text: str) -> Effects:
     )
 
 
-def plain_reading(text: str) -> tuple[SimpleCommand, ...] | None:
+def plain_reading(text: str) -> tuple[SubCommand, ...] | None:
     """The simple commands the plain reading of ``text`` runs (what an allow matches), or ``None`` when
     the command is not understood."""
-    return _read(text).plain
+    reading: Reading = read_command(text)
+    return reading.subcommands if reading.understood else None
 
 
 def command_effects(text: str) -> Effects:
