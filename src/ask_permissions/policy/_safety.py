@@ -329,11 +329,26 @@ def _removed(use: PathUse, cwd: str, home: str) -> str | None:
         return f"{use.path} after changing directory"  # "cd $X && rm -rf usr"
     for path in paths:
         removed = _dangerous_removal(path, cwd, home, glob=use.expands)
+        if removed is None and not use.guessed and not use.expands:
+            removed = _dangerous_removal(_removed_on_disk(_joined(path, cwd, home)), cwd, home, glob=False)
         if removed is not None:
             return removed
     if use.expands and _UNKNOWN_TARGET.search(use.path) and use.path not in _home_forms(home):
         return f"{use.path}, which the shell expands"
     return None
+
+
+def _removed_on_disk(path: str) -> str:
+    """What removing ``path`` (absolute, as joined) takes away on disk: a link named last is removed
+    itself, but one the path goes through (``link/``, ``link/x``) leads the removal to its target."""
+    parent, name = posixpath.split(path)
+    if not name:  # a trailing slash: the last link is followed too
+        return resolve_links(path) or path
+    return (
+        posixpath.join(resolve_links(parent) or parent, name)
+        if name not in (".", "..")
+        else (resolve_links(path) or path)
+    )
 
 
 def _touched(
