@@ -47,10 +47,12 @@ class TestPaths:
         assert ("{}", "remove") in uses
 
     def test_unknown_programs_touch_every_word(self) -> None:
-        """A program the table does not know may write each word, each side of an ``=``, and a short
-        option's attached value."""
+        """A program the table does not know may write each word it is given; the checks read each side
+        of an ``=`` and a short option's attached value in it."""
         paths = {use.path for use in command_effects("frob --out=x -sLo.git/h y").paths if use.guessed}
-        assert {"x", ".git/h", "y"} <= paths
+        assert paths == {"--out=x", "-sLo.git/h", "y"}
+        for command in ("frob --out=.bashrc", "frob -sLo.git/h", "cd .git && frob hooks/x"):
+            assert check_shell(command, cwd=CWD, home=HOME, protected=PROTECTED_PATHS) is not None, command
 
     def test_a_name_that_cannot_be_read(self) -> None:
         """A command whose name the shell works out may be any program: its operands may be removed."""

@@ -495,7 +495,7 @@ class TestTable:
         argv = [name, *words]
         reading = read_argv(argv)
         for part in reading.parts:
-            assert part.index == -1 or 0 <= part.index < len(argv)
+            assert part.word == -1 or 0 <= part.word < len(argv)
         for start, end in reading.commands:
             assert 0 < start <= end <= len(argv)
         for script in reading.scripts:

@@ -351,6 +351,22 @@ class TestLinks:
                 record = _layered(mode, str(project)).evaluate(ToolCall("Bash", {"command": command}, "tc"))
                 assert record.layer == "safety_check", (command, mode)
 
+    def test_a_removal_through_a_link_to_a_tree(self, project: Path, tmp_path: Path) -> None:
+        """Removing through a link (``link/``, ``link/.``) removes its target; removing the link does not."""
+        (project / "up").symlink_to(tmp_path)  # the project's parent
+        for command in ("rm -rf up/", "rm -rf up/.", "rm -rf up/project"):
+            finding = check_shell(command, cwd=str(project), home=HOME, protected=PROTECTED_PATHS)
+            assert finding is not None, command
+            assert "removes" in finding.reason
+        assert check_shell("rm -f up", cwd=str(project), home=HOME, protected=PROTECTED_PATHS) is None
+
+    def test_a_link_made_later_counts(self, project: Path) -> None:
+        """The same command asks once a link it writes through appears: answers hang on the disk now."""
+        command = "tee hooks/pre-commit"
+        assert check_shell(command, cwd=str(project), home=HOME, protected=PROTECTED_PATHS) is None
+        (project / "hooks").symlink_to(project / ".git" / "hooks")
+        assert check_shell(command, cwd=str(project), home=HOME, protected=PROTECTED_PATHS) is not None
+
     def test_a_link_out_of_the_project_is_no_edit_inside(self, project: Path, tmp_path: Path) -> None:
         """acceptEdits does not accept a write through a link that leads out of the working directory."""
         (project / "out").symlink_to(tmp_path / "elsewhere")

@@ -26,8 +26,8 @@ from ask_permissions.rules._paths import normalize_path, resolve_links
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
-from ask_permissions.shell import READ_LIMIT, read_command
-from ask_permissions.shell._effects import SimpleCommand, plain_reading, simple_effects
+from ask_permissions.shell import READ_LIMIT, SubCommand, read_command
+from ask_permissions.shell._effects import plain_reading, simple_effects
 from ask_permissions.shell._programs import EDIT_COMMANDS, read_argv
 from ask_permissions.shell._quoting import quote_word
 from ask_permissions.typing import Clock, GrantsLike, LayeredMode, ReviewRequest
@@ -402,7 +402,7 @@ def _edits_inside(call: _Call) -> bool:
     return all(_edit_accepted(simple, state) for simple in commands)
 
 
-def _edit_accepted(simple: SimpleCommand, state: _State) -> bool:
+def _edit_accepted(simple: SubCommand, state: _State) -> bool:
     """Whether acceptEdits accepts one simple command of the plain reading."""
     words = simple.words
     if simple.assignments or simple.wrappers or not words or words[0] not in EDIT_COMMANDS:

@@ -329,11 +329,26 @@ def _removed(use: PathUse, cwd: str, home: str) -> str | None:
         return f"{use.path} after changing directory"  # "cd $X && rm -rf usr"
     for path in paths:
         removed = _dangerous_removal(path, cwd, home, glob=use.expands)
+        if removed is None and not use.guessed and not use.expands:
+            removed = _dangerous_removal(_removed_on_disk(_joined(path, cwd, home)), cwd, home, glob=False)
         if removed is not None:
             return removed
     if use.expands and _UNKNOWN_TARGET.search(use.path) and use.path not in _home_forms(home):
         return f"{use.path}, which the shell expands"
     return None
+
+
+def _removed_on_disk(path: str) -> str:
+    """What removing ``path`` (absolute, as joined) takes away on disk: a link named last is removed
+    itself, but one the path goes through (``link/``, ``link/x``) leads the removal to its target."""
+    parent, name = posixpath.split(path)
+    if not name:  # a trailing slash: the last link is followed too
+        return resolve_links(path) or path
+    return (
+        posixpath.join(resolve_links(parent) or parent, name)
+        if name not in (".", "..")
+        else (resolve_links(path) or path)
+    )
 
 
 def _touched(
@@ -346,19 +361,19 @@ def _touched(
     working: _Working,
 ) -> str | None:
     """The protected name a write (or possible write) touches, as written or through links on disk."""
+    if use.guessed:
+        return _named_in_word(use, cwd, home, protected, dotglob=dotglob, working=working)
     for path in _bases(use) or (use.path,):
         # A path that the shell does not change names a protected name only if its text holds one.
         lexical = use.expands or protected.needles.search(path) is not None
-        if not lexical and use.guessed:
-            continue
         joined = _joined(path, cwd, home)
         if lexical:
             within = _within(normalize_path(joined), working.written)
             touched = protected.touched_by(within, pattern=use.expands, dotglob=dotglob)
             if touched is not None:
                 return touched
-        if use.guessed or (use.expands and _SHELL_SPECIAL.search(path)):
-            continue  # a word the table cannot read, or a pattern: by name only
+        if use.expands and _SHELL_SPECIAL.search(path):
+            continue  # a pattern: by name only
         for physical in _physical(joined):
             touched = protected.touched_by(
                 _within(physical, working.physical), pattern=False, dotglob=dotglob
@@ -366,6 +381,35 @@ def _touched(
             if touched is not None:
                 return touched
     return None
+
+
+def _named_in_word(
+    use: PathUse, cwd: str, home: str, protected: ProtectedPaths, *, dotglob: bool, working: _Working
+) -> str | None:
+    """The protected name a word of a program the table cannot read names: itself, each side of an ``=``
+    (``--output=.bashrc``), or a short option's attached value after any run of bundled flags
+    (``-t.git/hooks``, ``-sLo.git/hooks``), each as a path read from where the command runs."""
+    if not use.expands and not any(protected.needles.search(path) for path in _bases(use) or (use.path,)):
+        return None  # neither it nor the directories it may be read from hold a protected name
+    for candidate in _parts(use.path):
+        part = PathUse(candidate, "touch", use.expands, use.bases, use.program)
+        for path in _bases(part) or (candidate,):
+            within = _within(normalize_path(_joined(path, cwd, home)), working.written)
+            touched = protected.touched_by(within, pattern=use.expands, dotglob=dotglob)
+            if touched is not None:
+                return touched
+    return None
+
+
+def _parts(word: str) -> Iterator[str]:
+    seen: set[str] = set()
+    parts = [part for part in word.split("=") if part]
+    if word.startswith("-") and not word.startswith("--"):
+        parts.extend(word[index:] for index in range(2, min(len(word), 12)))
+    for part in parts:
+        if part not in seen:
+            seen.add(part)
+            yield part
 
 
 @final
@@ -397,12 +441,27 @@ _QUICK_LENGTH: Final = 10_000
 
 def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
     """A shell command that touches a protected path, or removes a tree no agent should remove."""
+    if len(command) > _QUICK_LENGTH:
+        return _decided(command_effects(command), command, cwd, home, protected)
+    finding, on_disk = _by_text(command, cwd, home, protected)
+    # What depends on the links on disk is worked out again for every call; the rest is kept by text.
+    return _decided(command_effects(command), command, cwd, home, protected) if on_disk else finding
+
+
+@functools.lru_cache(maxsize=1024)
+def _by_text(
+    command: str, cwd: str, home: str, protected: ProtectedPaths
+) -> tuple[SafetyFinding | None, bool]:
+    """The answer for a command of up to ``_QUICK_LENGTH`` characters, and whether it depends on the
+    links on disk (a path the table says it writes or removes: then it is not kept)."""
     # Most commands are plain and name nothing the checks care about: one search settles them at once.
-    if len(command) <= _QUICK_LENGTH and _SPELLING.search(command) is None:
+    if _SPELLING.search(command) is None:
         plain = _QUOTES.sub("", command)
         if protected.needles.search(plain) is None and not _names_a_program(plain.lower()):
-            return None
-    return _decided(command_effects(command), command, cwd, home, protected)
+            return None, False
+    effects = command_effects(command)
+    on_disk = any(use.action != "read" and not use.guessed for use in effects.paths)
+    return _decided(effects, command, cwd, home, protected), on_disk
 
 
 def _decided(

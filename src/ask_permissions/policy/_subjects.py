@@ -11,8 +11,7 @@ from __future__ import annotations
 import os
 import posixpath
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Final, final
+from typing import Final, NamedTuple
 
 from ask_permissions._names import fold_tool_name
 from ask_permissions.rules._command import argv_texts
@@ -28,10 +27,8 @@ _URL_KEYS: Final = ("url",)
 _DEFAULT_KEYS: Final = {"shell": _SHELL_KEYS, "path": _PATH_KEYS, "url": _URL_KEYS}
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Subjects:
-    """The subjects of one call, by its tool's kind.
+class Subjects(NamedTuple):
+    """The subjects of one call, by its tool's kind (a named tuple: one is made for every call).
 
     Attributes:
         kind: the tool's kind (that of the tool its name folds to, when only a look-alike is declared).
@@ -101,7 +98,10 @@ def read_subjects(arguments: object, kind: ToolKind | None, cwd: str) -> Subject
         return Subjects(None, anchored=arguments)
     values = subject_values(arguments, kind.key, _DEFAULT_KEYS[kind.kind])
     if kind.kind == "shell":
-        commands = tuple(text for value in values for text in _command_texts(value))
+        if len(values) == 1 and type(values[0]) is str:
+            commands: tuple[str | None, ...] = values  # type: ignore[assignment]  # one plain string
+        else:
+            commands = tuple(text for value in values for text in _command_texts(value))
         return Subjects(kind, values, commands, anchored=arguments)
     if kind.kind == "url":
         url = values[0] if len(values) == 1 and isinstance(values[0], str) else None

@@ -13,18 +13,16 @@ from __future__ import annotations
 import functools
 import posixpath
 import re
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from typing import Final, Literal, Protocol, TypeAlias, final
+from typing import Final, Literal, NamedTuple, TypeAlias, final
 
 from ._programs import ArgvReading, Role, assigned_effect, program_named, read_argv, removes
-from ._readings import read_command
+from ._readings import Reading, SubCommand, read_command
 
 __all__ = [
     "Effects",
     "PathAction",
     "PathUse",
-    "SimpleCommand",
     "command_effects",
     "plain_reading",
     "simple_effects",
@@ -42,10 +40,8 @@ _ACTIONS: Final[dict[Role, PathAction]] = {
 }
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class PathUse:
-    """One path a command touches.
+class PathUse(NamedTuple):
+    """One path a command touches (a named tuple: effects hold many).
 
     Attributes:
         path: the path as the program gets it (quotes removed; an expansion's text kept in place).
@@ -55,8 +51,9 @@ class PathUse:
             directory (``.`` first) or absolute or ``~``-relative; ``None`` when an earlier command moved
             to a directory no check can follow (``cd $X``, ``cd -``, ``ln -s``).
         program: the program that touches it, or ``"a redirection"``, ``"an assignment"``.
-        guessed: the table cannot read the program (or its options), so this is only a word it is given:
-            the checks look for a protected name in it, but do not follow it through links on disk.
+        guessed: the table cannot read the program (or its options), so this is only a word it is given
+            (``--output=.bashrc``, ``-sLo.git/hooks``): the checks look for a protected name in its parts,
+            but do not follow it through links on disk.
     """
 
     path: str
@@ -98,64 +95,9 @@ class Effects:
     unparsed: str | None = None
 
 
-# -- the reading the effects are read from -----------------------------------------------------------------
-
-
-class RedirectLike(Protocol):
-    @property
-    def fd(self) -> int | None: ...
-    @property
-    def operator(self) -> str: ...
-    @property
-    def target(self) -> str | None: ...
-    @property
-    def target_expands(self) -> bool: ...
-
-
-class SimpleCommand(Protocol):
-    """One simple command of a reading, as ``read_command(text)`` gives it."""
-
-    @property
-    def words(self) -> tuple[str, ...]: ...
-    @property
-    def assignments(self) -> tuple[str, ...]: ...
-    @property
-    def wrappers(self) -> tuple[str, ...]: ...
-    @property
-    def name_is_glob(self) -> bool: ...
-    @property
-    def appends_arguments(self) -> bool: ...
-    @property
-    def expanding(self) -> tuple[bool, ...]: ...
-    @property
-    def redirects(self) -> Sequence[RedirectLike]: ...
-
-
-@final
-@dataclass(frozen=True, slots=True)
-class _Reading:
-    plain: tuple[SimpleCommand, ...] | None
-    visible: tuple[SimpleCommand, ...]
-    fully_read: bool
-    too_long: bool
-    unparsed: str | None
-
-
 # What the shell may change in an assignment's value (whose quoting the reading does not keep): read as
 # changing (over-approximate).
 _MAY_EXPAND: Final = re.compile(r"[$`*?\[]|\{[^{}]*(?:,|\.\.)[^{}]*\}|^~")
-
-
-def _read(text: str) -> _Reading:
-    """The two readings of ``text`` (``read_command``: cached, shared with the rules)."""
-    reading = read_command(text)
-    return _Reading(
-        reading.subcommands if reading.understood else None,
-        reading.visible,
-        reading.fully_read,
-        reading.too_long,
-        reading.unparsed,
-    )
 
 
 # -- effects -----------------------------------------------------------------------------------------------
@@ -188,7 +130,7 @@ class _Walk:
         self.piped = False
         self.removes_input = False
 
-    def command(self, simple: SimpleCommand) -> None:
+    def command(self, simple: SubCommand) -> None:
         words = simple.words
         expanding = simple.expanding or (False,) * len(words)
         for assignment in simple.assignments:
@@ -216,14 +158,14 @@ class _Walk:
         self.read(words, expanding, reading, simple)
 
     def read(
-        self, words: tuple[str, ...], expanding: tuple[bool, ...], reading: ArgvReading, simple: SimpleCommand
+        self, words: tuple[str, ...], expanding: tuple[bool, ...], reading: ArgvReading, simple: SubCommand
     ) -> None:
         program = reading.programs[0].name
         changes: list[str | None] = []
         for part in reading.parts:
             action = _ACTIONS.get(part.role)
             text = part.text(words)
-            expands = part.index >= 0 and expanding[part.index]
+            expands = part.word >= 0 and expanding[part.word]
             if action is not None:
                 self.use(text, action, expands, program, guessed=part.option == "")
             elif part.role == "assign":
@@ -262,7 +204,7 @@ class _Walk:
         if value:
             self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
 
-    def fed(self, simple: SimpleCommand) -> bool:
+    def fed(self, simple: SubCommand) -> bool:
         """Whether the command's input is a file, a heredoc or a here-string the reading sees."""
         return any(redirect.operator in _INPUTS and redirect.fd in (None, 0) for redirect in simple.redirects)
 
@@ -277,11 +219,9 @@ class _Walk:
             self.candidates(words[index], expanding[index], words[0])
 
     def candidates(self, word: str, expands: bool, program: str) -> None:
-        """A word a program the table cannot read is given: itself, each side of an ``=``
-        (``--output=.bashrc``), and a short option's attached value after any run of bundled flags
-        (``-t.git/hooks``, ``-sLo.git/hooks``) may each be a path it writes."""
-        for candidate in _candidates(word):
-            self.use(candidate, "touch", expands, program, guessed=True)
+        """A word a program the table cannot read is given: it may name a path it writes (the checks read
+        the word's parts: each side of an ``=``, a short option's attached value)."""
+        self.use(word, "touch", expands, program, guessed=True)
 
     def use(
         self, path: str, action: PathAction, expands: bool, program: str, *, guessed: bool = False
@@ -309,18 +249,7 @@ class _Walk:
         self.bases = joined if len(joined) <= _MAX_BASES else None
 
 
-def _candidates(word: str) -> Iterator[str]:
-    seen: set[str] = set()
-    parts = [part for part in word.split("=") if part]
-    if word.startswith("-") and not word.startswith("--"):
-        parts.extend(word[index:] for index in range(2, min(len(word), 12)))
-    for part in parts:
-        if part not in seen:
-            seen.add(part)
-            yield part
-
-
-def simple_effects(simple: SimpleCommand, text: str = "") -> tuple[PathUse, ...]:
+def simple_effects(simple: SubCommand, text: str = "") -> tuple[PathUse, ...]:
     """The paths one simple command touches (read from the working directory), as ``command_effects``
     reads them."""
     walk = _Walk(text)
@@ -330,7 +259,7 @@ def simple_effects(simple: SimpleCommand, text: str = "") -> tuple[PathUse, ...]
 
 @functools.lru_cache(maxsize=512)
 def _effects(text: str) -> Effects:
-    reading = _read(text)
+    reading = read_command(text)
     walk = _Walk(text)
     for simple in reading.visible:
         walk.command(simple)
@@ -347,10 +276,11 @@ def _effects(text: str) -> Effects:
     )
 
 
-def plain_reading(text: str) -> tuple[SimpleCommand, ...] | None:
+def plain_reading(text: str) -> tuple[SubCommand, ...] | None:
     """The simple commands the plain reading of ``text`` runs (what an allow matches), or ``None`` when
     the command is not understood."""
-    return _read(text).plain
+    reading: Reading = read_command(text)
+    return reading.subcommands if reading.understood else None
 
 
 def command_effects(text: str) -> Effects:

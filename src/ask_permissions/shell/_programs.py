@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal, TypeAlias, final
+from typing import Final, Literal, NamedTuple, TypeAlias, final
 
 __all__ = [
     "EDIT_COMMANDS",
@@ -1711,13 +1711,12 @@ class ScriptRef:
         return " ".join(argv[self.first : self.last])[self.offset :]
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class Part:
-    """A word, or the attached end of one, that the table gives a role: an operand or an option's value.
+class Part(NamedTuple):
+    """A word, or the attached end of one, that the table gives a role: an operand or an option's value
+    (a named tuple: readings make many).
 
     Attributes:
-        index: the word's index in the argv (``-1`` for a value the program implies, see ``value``).
+        word: the word's index in the argv (``-1`` for a value the program implies, see ``value``).
         role: what it is to the program.
         offset: where in the word it starts (an attached value: ``-t.git`` is offset 2).
         option: the option whose value it is (its first spelling; ``""`` for one the row does not know, so
@@ -1725,7 +1724,7 @@ class Part:
         value: the text of an operand the program implies without it being written (find's ``.``).
     """
 
-    index: int
+    word: int
     role: Role
     offset: int = 0
     option: str | None = None
@@ -1733,13 +1732,11 @@ class Part:
 
     def text(self, argv: Sequence[str]) -> str:
         """Its text in ``argv``."""
-        return self.value if self.value is not None else argv[self.index][self.offset :]
+        return self.value if self.value is not None else argv[self.word][self.offset :]
 
 
-@final
-@dataclass(frozen=True, slots=True)
-class ArgvReading:
-    """An argument vector as the table reads it.
+class ArgvReading(NamedTuple):
+    """An argument vector as the table reads it (a named tuple: one is made per distinct argv).
 
     Attributes:
         programs: the rows read: the program's, then each sub-command's (empty: the table does not know
