@@ -85,7 +85,10 @@ def _report(request: pytest.FixtureRequest) -> Iterator[None]:
     """Print each oracle's counts once the module's tests ran (shown even when output is captured)."""
     yield
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None:
+    capture = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is None or capture is None:
+        return
+    with capture.global_and_fixture_disabled():
         reporter.write_line("")
         for tally in TALLIES.values():
             if tally.outcomes:
