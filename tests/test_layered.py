@@ -439,6 +439,7 @@ class TestPrecedence:
         assert get_args(LayeredLayer) == LAYERED_LAYERS
         assert LAYERED_LAYERS == (
             "hook",
+            "read_limit",
             "deny_rule",
             "ask_rule",
             "tool_check",
