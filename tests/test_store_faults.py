@@ -388,7 +388,11 @@ def check_submissions(url: str, session: str, records: list[dict[str, Any]]) -> 
         auto = {record["id"] for record in records if record["event"] == "submitted" and record["auto"]}
         assert set(approvals) == auto
         assert max(approvals.values()) == 1
-        assert all(queue[action_id].is_approved for action_id in auto)  # type: ignore[union-attr]
+        unapproved = {
+            action_id: (action.status if (action := queue[action_id]) is not None else None)
+            for action_id in auto
+        }
+        assert [item for item in unapproved.items() if item[1] != "approved"] == []
     finally:
         store.close()
 

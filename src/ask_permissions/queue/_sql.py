@@ -682,6 +682,7 @@ class SqlStore(ApprovalStore):
             ) from None
 
     def close(self) -> None:
+        self._leases.flush()
         self._closed.set()
         self._leases.close()
 
