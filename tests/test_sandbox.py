@@ -4,8 +4,10 @@ folders): each test asserts what the host's file system, environment or server s
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -218,6 +220,49 @@ class TestProtectedPaths:
         assert ".agent" in held
         assert "made=1" in out
         assert os.listdir(place.project) == []
+
+    def test_runs_with_other_runtime_folders_share_the_placeholders(self, place: Place) -> None:
+        """Two runs over one folder whose launchers were given different ``XDG_RUNTIME_DIR``s (so each keeps
+        its records in another runtime folder): the first to end still leaves the placeholder the other
+        mounts, so the other cannot create the protected folder."""
+        if not os.access("/run", os.W_OK):
+            pytest.skip("needs a writable /run for a second runtime folder")
+        other = tempfile.mkdtemp(prefix="ask-permissions-review-", dir="/run")
+        os.chmod(other, 0o700)
+        plain = {name: value for name, value in os.environ.items() if name != "XDG_RUNTIME_DIR"}
+        elsewhere = {**plain, "XDG_RUNTIME_DIR": other}
+        try:
+            with Sandbox.from_policy(place.policy(), backend=BwrapBackend(linger=0)) as sandbox:
+                first = subprocess.Popen(
+                    sandbox.command("echo ready; read line"),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    env=plain,
+                )
+                second = subprocess.Popen(
+                    sandbox.command("echo ready; read line; mkdir -p .vscode && echo x > .vscode/tasks.json"),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=elsewhere,
+                )
+                try:
+                    assert first.stdout is not None
+                    assert second.stdout is not None
+                    assert first.stdout.readline() == "ready\n"
+                    assert second.stdout.readline() == "ready\n"
+                    first.communicate("go\n", timeout=60)
+                    second.communicate("go\n", timeout=60)
+                finally:
+                    for process in (first, second):
+                        process.kill()
+                        process.wait(10)
+        finally:
+            shutil.rmtree(other, ignore_errors=True)
+        assert second.returncode != 0
+        assert not (place.project / ".vscode" / "tasks.json").exists()
 
     def test_placeholders_linger_between_runs_until_close(self, place: Place) -> None:
         """By default a burst of runs makes the placeholders once: they stay after a run, and ``close``

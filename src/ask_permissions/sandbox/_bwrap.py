@@ -18,7 +18,8 @@ A plan is JSON-safe data:
 
 Why placeholders need locks: unlinking a file from the host's view lazily unmounts whatever another mount
 namespace has mounted on it (Linux 3.18 and later). A placeholder is removed only by a run that holds the
-only lock on its folder: while any sandbox over that folder runs, its placeholders stay.
+only lock on its folder, a lock on the folder itself (not on a file of the runtime folder, which another
+environment may place elsewhere): while any sandbox over that folder runs, its placeholders stay.
 """
 
 from __future__ import annotations
@@ -204,6 +205,9 @@ def _empty_file(runtime: str) -> str:
 
 # -- placeholders -------------------------------------------------------------------------------------------
 
+_ATTEMPTS: Final = 100
+"""How often a run looks again for a protected path's placeholder that vanished before it held its folder."""
+
 
 def _lock(path: str) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -213,8 +217,11 @@ def _key(folder: str) -> str:
     return hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def _users_path(runtime: str, folder: str) -> str:
-    return os.path.join(runtime, f"users-{_key(folder)}.lock")
+def _folder_lock(folder: str) -> int:
+    """A descriptor of the folder itself, whose lock every run over it shares: the folder's own inode is
+    the same for every process on the machine, whatever runtime folder its environment chose (a launcher
+    given another ``XDG_RUNTIME_DIR`` keeps its records elsewhere, but meets the same lock)."""
+    return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
 
 
 def _records_path(runtime: str, folder: str) -> str:
@@ -369,11 +376,21 @@ def placeholders(plan: Mapping[str, Any], hold: Hold | None = None) -> Iterator[
             for path, is_directory in plan["protected"]:
                 if not any(is_under(path, folder) and folder != path for folder in folders):
                     continue
-                target, record = _block(path, is_directory, folders)
-                folder = os.path.dirname(target)
-                if folder not in users:
-                    users[folder] = _lock(_users_path(runtime, folder))
-                    fcntl.flock(users[folder], fcntl.LOCK_SH)
+                for _ in range(_ATTEMPTS):
+                    target, record = _block(path, is_directory, folders)
+                    folder = os.path.dirname(target)
+                    if folder not in users:
+                        users[folder] = _folder_lock(folder)
+                        fcntl.flock(users[folder], fcntl.LOCK_SH)
+                    # Seen before this run held its folder, a placeholder may have been removed since by a
+                    # run ending elsewhere; once held, nobody removes one: look again if it is gone.
+                    if os.path.lexists(target):
+                        break
+                else:
+                    raise WallsError(
+                        f"cannot keep {path} read-only: what blocks it keeps disappearing",
+                        "a protected path that stays in place",
+                    )
                 if record is not None:
                     made.setdefault(folder, []).append(record)
                 bound.append(target)
@@ -404,11 +421,6 @@ def _release(runtime: str, setup: int, users: Mapping[str, int]) -> None:
             records = _records_path(runtime, folder)
             left = [entry for entry in _read_records(records) if not _remove_placeholder(entry)]
             _write_records(records, left)
-            if not left:
-                # Safe to drop while the setup lock is held: a users lock is only ever taken under it,
-                # and nobody holds this one now. So the folder keeps nothing once nothing is left to remove.
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(_users_path(runtime, folder))
     finally:
         for descriptor in users.values():
             os.close(descriptor)
