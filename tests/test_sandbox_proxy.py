@@ -71,6 +71,11 @@ REFUSED_TARGETS = [
     pytest.param("127.0.0.1:{port}x", id="port-garbage"),
     pytest.param("%31%32%37.0.0.1:{port}", id="percent-encoded"),
     pytest.param(":{port}", id="no-host"),
+    # What the rules read as 127.0.0.1 (a URL's fragment, path or query) but a resolver would be handed whole.
+    pytest.param("127.0.0.1#.evil.test:{port}", id="fragment-in-host"),
+    pytest.param("127.0.0.1/.evil.test", id="path-in-host"),
+    pytest.param("127.0.0.1?.evil.test", id="query-in-host"),
+    pytest.param("127.0.0.1#", id="bare-fragment"),
 ]
 
 
@@ -110,6 +115,26 @@ class TestForwarding:
         assert b"hello from the host" in reply + _rest(connection)
         assert server.paths == ["/page?q=1"]
         assert server.proxy_headers == []
+
+    @pytest.mark.parametrize(
+        "host_lines",
+        [
+            pytest.param("Host: internal.evil.test\r\n", id="other-host"),
+            pytest.param("host: internal.evil.test\r\nHost: 127.0.0.1\r\n", id="two-hosts"),
+            pytest.param("Host : internal.evil.test\r\n", id="space-before-colon"),
+            pytest.param("", id="none"),
+        ],
+    )
+    def test_the_host_header_names_the_url_host(
+        self, proxy: DomainProxy, server: LocalServer, host_lines: str
+    ) -> None:
+        """The server is told the host the rules allowed, never a Host header the client chose (RFC 9112
+        3.2.2: a proxy replaces it with the absolute URL's authority)."""
+        request = f"GET http://127.0.0.1:{server.port}/page HTTP/1.1\r\n{host_lines}\r\n"
+        connection, reply = _ask(proxy, request.encode())
+        _rest(connection)
+        assert _status(reply) == "HTTP/1.0 200 OK"
+        assert server.hosts == [f"127.0.0.1:{server.port}"]
 
     @pytest.mark.parametrize(
         ("request_text", "status"),
