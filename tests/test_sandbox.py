@@ -309,6 +309,33 @@ class TestProtectedPaths:
         assert result.returncode != 0
         assert (place.project / "config" / "prod.yaml").read_text() == "safe\n"
 
+    def test_a_deny_rule_of_an_editing_tool_holds_through_a_symlink(self, place: Place) -> None:
+        """A folder a deny rule keeps from Edit stays read-only when its name is a symbolic link to a folder
+        of the project: what the link leads to cannot be changed through it, nor by its own name."""
+        real = place.project / "real-config"
+        real.mkdir()
+        (real / "prod.yaml").write_text("safe\n", encoding="utf-8")
+        (place.project / "config").symlink_to("real-config")
+        policy = place.policy(deny=["Edit(./config/**)"])
+        with Sandbox.from_policy(policy) as sandbox:
+            through_link = sandbox.run("echo changed > config/prod.yaml")
+            added = sandbox.run("echo new > config/added.yaml")
+            by_target = sandbox.run("echo changed > real-config/prod.yaml")
+        assert all(result.returncode != 0 for result in (through_link, added, by_target))
+        assert (real / "prod.yaml").read_text() == "safe\n"
+        assert sorted(os.listdir(real)) == ["prod.yaml"]
+
+    def test_a_deny_rule_of_a_reading_tool_hides_a_symlinked_folder(self, place: Place) -> None:
+        """A folder a deny rule keeps from Read is hidden when its name is a symbolic link too."""
+        real = place.project / "real-secrets"
+        real.mkdir()
+        (real / "key.txt").write_text("secret-value\n", encoding="utf-8")
+        (place.project / "secrets").symlink_to("real-secrets")
+        with Sandbox.from_policy(place.policy(deny=["Read(./secrets/**)"])) as sandbox:
+            result = sandbox.run("cat secrets/key.txt real-secrets/key.txt")
+        assert "secret-value" not in result.stdout
+        assert (real / "key.txt").read_text() == "secret-value\n"
+
     def test_a_deny_rule_of_a_reading_tool_hides_the_path(self, place: Place) -> None:
         """A file a deny rule keeps from Read reads as empty inside."""
         (place.project / ".env").write_text("KEY=secret\n", encoding="utf-8")

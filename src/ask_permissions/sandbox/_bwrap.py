@@ -162,7 +162,10 @@ def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], status_fd: int
     private = any(is_under(runtime, folder) for folder in PRIVATE_FOLDERS)
     if not private or any(is_under(runtime, path) for path in plan["writable"]):
         argv.extend(("--tmpfs", runtime))
-    for path in [*protected, *(p for p in plan["read_only"] if _plain_existing(p))]:
+    # A read-only path that is a symbolic link is kept read-only where it leads, which is what its name
+    # writes to (a link itself cannot be bound over).
+    kept = [os.path.realpath(path) for path in plan["read_only"] if os.path.exists(path)]
+    for path in [*protected, *kept]:
         argv.extend(("--ro-bind", path, path))
     for path in plan["unreadable"]:
         if not os.path.exists(path):
@@ -186,10 +189,6 @@ def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], status_fd: int
 _STARTED: Final = b'"exit-code"'
 """What bubblewrap writes to its status descriptor only once the command was started inside the walls
 (its ``exit-code`` record), and what the shell of older versions writes in its place."""
-
-
-def _plain_existing(path: str) -> bool:
-    return os.path.lexists(path) and not os.path.islink(path)
 
 
 def _empty_file(runtime: str) -> str:
