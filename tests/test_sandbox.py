@@ -442,6 +442,19 @@ class TestEnvironment:
         assert "leak-" not in result.stdout
         assert "PLAIN_SETTING=visible" in result.stdout
 
+    def test_the_database_clients_passwords_are_secrets(
+        self, place: Place, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The passwords the PostgreSQL and MySQL clients read from the environment are removed by default,
+        from the command's environment and from the sandbox's first process alike."""
+        monkeypatch.setenv("PGPASSWORD", "leak-pg")
+        monkeypatch.setenv("MYSQL_PWD", "leak-mysql")
+        with Sandbox.from_policy(place.policy()) as sandbox:
+            result = sandbox.run("env; tr '\\0' '\\n' < /proc/1/environ")
+        assert result.returncode == 0, result.stderr
+        assert "PATH=" in result.stdout
+        assert "leak-" not in result.stdout
+
     def test_the_launcher_removes_secrets_from_the_environment_it_is_given(self, place: Place) -> None:
         """A host starting ``command()`` itself, with secrets in the environment it passes, still leaks
         none; the command's exit status comes back as the process's."""
