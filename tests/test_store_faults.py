@@ -194,6 +194,49 @@ class TestRecordingUnderALock:
         assert other.approve(1) == []
         assert calls == [1]
 
+    def test_an_interrupted_recording_is_still_recorded(
+        self, fault_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """A signal (Ctrl-C, a host's own alarm) that breaks into approve while it tries the recording
+        again: the callback ran, so the recording is deferred, as past the lease; it is recorded once the
+        lock goes, and no other store runs the callback. The action never stays applying for good."""
+        session = fresh_session()
+        queue = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
+        queue.submit(tool_call_id="a", tool_name="bash")
+        other = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
+        lock, calls = Lock(fault_url, session, 1), []
+
+        def on_approve(action: Any) -> None:
+            calls.append(action.id)
+            lock.take()
+
+        def interrupt(_number: int, _frame: object) -> None:
+            raise Interrupted
+
+        queue.on_approve = on_approve
+        other.on_approve = lambda action: calls.append(-action.id)
+        previous = signal.signal(signal.SIGUSR1, interrupt)
+        try:
+            with logged("could not be recorded") as failed:
+                signaller = start(lambda: release_when(failed, lambda: os.kill(os.getpid(), signal.SIGUSR1)))
+                try:
+                    with pytest.raises(Interrupted):
+                        queue.approve(1)
+                finally:
+                    join(signaller)
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
+            lock.release()
+        decided = other.wait(1, timeout=SETTLE)
+        assert decided is not None
+        assert decided.is_approved
+        assert other.approve(1) == []
+        assert calls == [1]
+
+
+class Interrupted(BaseException):
+    """What a test's signal handler raises in the main thread, as Ctrl-C raises KeyboardInterrupt."""
+
 
 @pytest.fixture
 def small_disk() -> Iterator[Path]:
