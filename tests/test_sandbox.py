@@ -344,6 +344,57 @@ class TestProtectedPaths:
         assert "secret" not in result.stdout
         assert (place.project / ".env").read_text() == "KEY=secret\n"
 
+    def test_a_planted_symlink_brings_no_hidden_host_file_in(self, place: Place) -> None:
+        """A command plants a start-up file's name (kept read-only where it exists) as a link to a host
+        file that sandboxes cannot see (in the host's /tmp): later runs do not bind that file in."""
+        secret = Path(tempfile.mkdtemp(prefix="ask-permissions-hidden-", dir="/tmp"))
+        try:
+            (secret / "note.txt").write_text("host-only-content\n", encoding="utf-8")
+            with Sandbox.from_policy(place.policy()) as sandbox:
+                planted = sandbox.run(f"ln -s {secret}/note.txt .profile")
+                later = sandbox.run(f"cat {secret}/note.txt .profile")
+        finally:
+            shutil.rmtree(secret, ignore_errors=True)
+        assert planted.returncode == 0, planted.stderr
+        assert "host-only-content" not in later.stdout
+
+    @pytest.mark.parametrize("shape", ["tree", "file"])
+    def test_an_allow_rule_through_a_planted_symlink_opens_nothing_outside(
+        self, place: Place, shape: str
+    ) -> None:
+        """An allow rule of an editing tool for a path inside the project, whose name a command had made a
+        link to a folder (or file) outside it, grants nothing outside: the rule names the project's path,
+        not wherever a link there leads."""
+        target = place.outside / "target"
+        target.mkdir()
+        (target / "kept.txt").write_text("kept\n", encoding="utf-8")
+        with Sandbox.from_policy(place.policy()) as sandbox:
+            planted = sandbox.run(f"ln -s {target} out")
+        assert planted.returncode == 0, planted.stderr
+        rule = "Edit(./out/**)" if shape == "tree" else "Edit(./out/kept.txt)"
+        with Sandbox.from_policy(place.policy(allow=[rule])) as sandbox:
+            assert str(target) not in sandbox.profile.writable
+            through = sandbox.run("echo changed > out/kept.txt")
+            direct = sandbox.run(f"echo changed > {target}/kept.txt")
+        assert through.returncode != 0
+        assert direct.returncode != 0
+        assert (target / "kept.txt").read_text() == "kept\n"
+
+    def test_a_writable_folder_turned_into_a_symlink_opens_nothing_outside(self, place: Place) -> None:
+        """A folder the profile made writable, replaced by a link to a folder outside after the profile was
+        worked out (by a command that ran under older walls): the next run writes nothing outside."""
+        target = place.outside / "target"
+        target.mkdir()
+        (place.project / "out").mkdir()
+        with Sandbox.from_policy(place.policy(allow=["Edit(./out/**)"])) as sandbox:
+            assert str(place.project / "out") in sandbox.profile.writable
+            (place.project / "out").rmdir()
+            (place.project / "out").symlink_to(target)
+            with pytest.raises(SandboxUnavailableError, match="symbolic link leads there") as raised:
+                sandbox.run(f"echo x > {target}/escaped.txt")
+        assert raised.value.missing == "a writable folder that no symbolic link leads to"
+        assert list(target.iterdir()) == []
+
     def test_an_allow_rule_of_an_editing_tool_opens_its_folder(self, place: Place) -> None:
         """A folder outside the project that an allow rule lets Edit write is writable; the rest is not."""
         shared = place.outside / "shared"

@@ -163,8 +163,15 @@ def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], status_fd: int
     if not private or any(is_under(runtime, path) for path in plan["writable"]):
         argv.extend(("--tmpfs", runtime))
     # A read-only path that is a symbolic link is kept read-only where it leads, which is what its name
-    # writes to (a link itself cannot be bound over).
-    kept = [os.path.realpath(path) for path in plan["read_only"] if os.path.exists(path)]
+    # writes to (a link itself cannot be bound over); only inside the writable folders, where that place
+    # is in view anyway: a link a command planted must not bring a host file it cannot see into view.
+    kept = [
+        real
+        for real in map(os.path.realpath, plan["read_only"])
+        if os.path.exists(real)
+        and any(is_under(real, folder) for folder in plan["writable"])
+        and not is_under(real, runtime)
+    ]
     for path in [*protected, *kept]:
         argv.extend(("--ro-bind", path, path))
     for path in plan["unreadable"]:
@@ -220,7 +227,10 @@ def _folder_lock(folder: str) -> int:
     """A descriptor of the folder itself, whose lock every run over it shares: the folder's own inode is
     the same for every process on the machine, whatever runtime folder its environment chose (a launcher
     given another ``XDG_RUNTIME_DIR`` keeps its records elsewhere, but meets the same lock)."""
-    return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:  # replaced meanwhile (a link now), or gone
+        raise WallsError(f"cannot hold {folder}: {error.strerror}", "a writable folder in place") from None
 
 
 def _records_path(runtime: str, folder: str) -> str:
@@ -363,6 +373,15 @@ def placeholders(plan: Mapping[str, Any], hold: Hold | None = None) -> Iterator[
         WallsError: a protected path that cannot be kept read-only (a symbolic link on its way).
     """
     runtime = runtime_dir()
+    for path in plan["writable"]:
+        # The plan names each folder by its real path: one that a link leads to now was replaced since
+        # (by a command under older walls), and binding it would open wherever the link leads.
+        if os.path.lexists(path) and os.path.realpath(path) != path:
+            raise WallsError(
+                f"cannot make {path} writable: a symbolic link leads there now, which a command could have "
+                "made (make it a real folder again)",
+                "a writable folder that no symbolic link leads to",
+            )
     folders = [path for path in plan["writable"] if os.path.isdir(path)]  # a missing one is not bound
     setup = _lock(os.path.join(runtime, "setup.lock"))
     users: dict[str, int] = {}
