@@ -173,6 +173,31 @@ class TestLifecycle:
         assert _status(reply) == "HTTP/1.1 403 Forbidden"
         assert server.connections == 0
 
+    def test_a_head_sent_a_byte_at_a_time_is_cut_off_at_the_deadline(self, server: LocalServer) -> None:
+        """A client that trickles its request head (a byte now and then, each within the timeout) loses the
+        connection once the head's time is up: it cannot hold one of the proxy's few connections forever."""
+        slow = DomainProxy(lambda: ALLOWED, head_timeout=0.5)
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(slow.socket_path)
+            connection.settimeout(0.2)
+            cut = False
+            for byte in b"CONNECT 127.0.0.1:1 HTTP/1.1\r\n" * 2:  # at most about 12 s
+                try:
+                    connection.sendall(bytes([byte]))
+                    cut = connection.recv(4096) == b""
+                except TimeoutError:
+                    continue  # nothing yet: the proxy still waits for the head
+                except OSError:
+                    cut = True
+                if cut:
+                    break
+        finally:
+            connection.close()
+            slow.close()
+        assert cut
+        assert server.connections == 0
+
     def test_close_ends_open_tunnels_and_joins_its_threads(self, server: LocalServer) -> None:
         """``close`` cuts a tunnel still open, removes the socket, and leaves no proxy thread behind."""
         running = DomainProxy(lambda: ALLOWED)

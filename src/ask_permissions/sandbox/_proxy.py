@@ -18,6 +18,7 @@ import selectors
 import socket
 import tempfile
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Final, final
@@ -44,14 +45,27 @@ class DomainProxy:
     """The proxy one sandbox's commands reach the network through.
 
     ``rules`` is called for each connection, so the proxy follows the policy's settings as they change
-    (``None``: refuse everything). Thread-safe: a private lock guards the open connections; ``close`` ends
-    them all and joins its threads.
+    (``None``: refuse everything). A request head must arrive whole within ``head_timeout`` seconds.
+    Thread-safe: a private lock guards the open connections; ``close`` ends them all and joins its threads.
     """
 
-    __slots__ = ("_connections", "_folder", "_listener", "_lock", "_rules", "_thread", "_threads", "_wake")
+    __slots__ = (
+        "_connections",
+        "_folder",
+        "_head_timeout",
+        "_listener",
+        "_lock",
+        "_rules",
+        "_thread",
+        "_threads",
+        "_wake",
+    )
 
-    def __init__(self, rules: Callable[[], NetworkRules | None]) -> None:
+    def __init__(
+        self, rules: Callable[[], NetworkRules | None], *, head_timeout: float = _HEAD_TIMEOUT
+    ) -> None:
         self._rules: Final = rules
+        self._head_timeout: Final = head_timeout
         self._lock: Final = threading.Lock()
         self._folder = tempfile.mkdtemp(prefix="proxy-", dir=runtime_dir())
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -146,8 +160,7 @@ class DomainProxy:
     def _open(self, client: socket.socket) -> socket.socket | None:
         """Read the request head and open the connection it asks for, if the rules allow its host."""
         try:
-            client.settimeout(_HEAD_TIMEOUT)
-            head, rest = _read_head(client)
+            head, rest = _read_head(client, time.monotonic() + self._head_timeout)
         except (OSError, ValueError):
             client.close()
             return None
@@ -195,11 +208,17 @@ class DomainProxy:
         return upstream
 
 
-def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
+def _read_head(client: socket.socket, deadline: float) -> tuple[bytes, bytes]:
+    """The request head and what came after it, read by ``deadline`` (a monotonic time) as a whole: a
+    client that sends a byte now and then cannot hold a connection for longer."""
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > _HEAD_LIMIT:
             raise ValueError("request head too long")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ValueError("the request head did not arrive in time")
+        client.settimeout(left)
         chunk = client.recv(4096)
         if not chunk:
             raise ValueError("connection closed before the request head ended")
