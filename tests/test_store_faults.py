@@ -392,6 +392,43 @@ class TestServerRestarts:
         check_submissions(url, session, run_submitter(url, session, lock_a_while))
 
 
+class TestDrainLockFile:
+    """SQLite: the drain's lock file (``<path>-drain``) cannot be opened, or the store may only read."""
+
+    def test_a_submit_that_queued_its_call_returns_its_id(
+        self, tmp_path: Path, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """The lock file cannot be opened (here a folder stands in its place; elsewhere a full disk, a
+        file system without locks): a submit that queued its call returns its id (the drain's failure is
+        logged), and a drain raises StoreUnavailableError, not the raw OSError."""
+        database = tmp_path / "approvals.db"
+        (tmp_path / "approvals.db-drain").mkdir()
+        url = f"sqlite:///{database}"
+        queue = ApprovalQueue(store=stores(url), session=fresh_session(), auto_approve={"read": True})
+        action_id = queue.submit(tool_call_id="a", tool_name="read", auto_approvable=True)
+        assert queue[action_id] is not None
+        assert queue[action_id].status == "pending"  # type: ignore[union-attr]
+        with pytest.raises(StoreUnavailableError, match=r"approvals\.db-drain") as raised:
+            queue.drain()
+        assert isinstance(raised.value.__cause__, OSError)
+
+    def test_a_read_only_store_makes_no_lock_file(
+        self, tmp_path: Path, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """A drain through a store opened read-only raises StoreUnavailableError and creates nothing of
+        the package's beside the database."""
+        url, session = f"sqlite:///{tmp_path / 'approvals.db'}", fresh_session()
+        ApprovalQueue(store=stores(url), session=session).submit(
+            tool_call_id="a", tool_name="read", auto_approvable=True
+        )
+        reader = ApprovalQueue(
+            store=stores(url, read_only=True), session=session, auto_approve={"read": True}
+        )
+        with pytest.raises(StoreUnavailableError, match="read-only"):
+            reader.drain()
+        assert not (tmp_path / "approvals.db-drain").exists()
+
+
 def run_submitter(url: str, session: str, fault: Callable[[Worker], None]) -> list[dict[str, Any]]:
     """A ``submit_retrying`` worker, and ``fault`` twice while it submits (each returns once the worker
     saw a submit fail); every line the worker printed."""
