@@ -138,6 +138,36 @@ def approved_elsewhere(url: str, session: str, action_id: int) -> str | None:
         store.close()
 
 
+def held_by_a_lock(
+    url: str, stores: Callable[..., ApprovalStore]
+) -> tuple[ApprovalQueue, ApprovalQueue, Lock, list[int]]:
+    """Action 1 pending in a fresh session; a queue whose ``on_approve`` takes the lock its recording
+    needs; another store's queue on the session; the lock; and the ids the callbacks saw (the other's
+    negated)."""
+    session = fresh_session()
+    queue = ApprovalQueue(store=stores(url, lease=LEASE), session=session)
+    queue.submit(tool_call_id="a", tool_name="bash")
+    other = ApprovalQueue(store=stores(url, lease=LEASE), session=session)
+    lock, calls = Lock(url, session, 1), []
+
+    def on_approve(action: Any) -> None:
+        calls.append(action.id)
+        lock.take()
+
+    queue.on_approve = on_approve
+    other.on_approve = lambda action: calls.append(-action.id)
+    return queue, other, lock, calls
+
+
+def recorded_once(other: ApprovalQueue, calls: list[int]) -> None:
+    """The other queue sees action 1 approved, cannot approve it again, and one callback ran: the first."""
+    decided = other.wait(1, timeout=SETTLE)
+    assert decided is not None
+    assert decided.is_approved
+    assert other.approve(1) == []
+    assert calls == [1]
+
+
 class TestRecordingUnderALock:
     """A lock held past the store's timeout while on_approve runs: the recording is tried again."""
 
@@ -166,19 +196,7 @@ class TestRecordingUnderALock:
 
     def test_held_past_the_lease(self, fault_url: str, stores: Callable[..., ApprovalStore]) -> None:
         """Past the lease: ResolutionNotRecordedError; no other store can run the callback; recorded later."""
-        session = fresh_session()
-        store = stores(fault_url, lease=LEASE)
-        queue = ApprovalQueue(store=store, session=session)
-        queue.submit(tool_call_id="a", tool_name="bash")
-        other = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
-        lock, calls = Lock(fault_url, session, 1), []
-
-        def on_approve(action: Any) -> None:
-            calls.append(action.id)
-            lock.take()
-
-        queue.on_approve = on_approve
-        other.on_approve = lambda action: calls.append(-action.id)
+        queue, other, lock, calls = held_by_a_lock(fault_url, stores)
         try:
             with pytest.raises(ResolutionNotRecordedError, match="action 1: its callback ran") as info:
                 queue.approve(1)
@@ -188,11 +206,7 @@ class TestRecordingUnderALock:
                 other.approve(1)
         finally:
             lock.release()
-        decided = other.wait(1, timeout=SETTLE)  # the store records it in the background
-        assert decided is not None
-        assert decided.is_approved
-        assert other.approve(1) == []
-        assert calls == [1]
+        recorded_once(other, calls)  # the store records it in the background
 
     def test_an_interrupted_recording_is_still_recorded(
         self, fault_url: str, stores: Callable[..., ApprovalStore]
@@ -200,21 +214,11 @@ class TestRecordingUnderALock:
         """A signal (Ctrl-C, a host's own alarm) that breaks into approve while it tries the recording
         again: the callback ran, so the recording is deferred, as past the lease; it is recorded once the
         lock goes, and no other store runs the callback. The action never stays applying for good."""
-        session = fresh_session()
-        queue = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
-        queue.submit(tool_call_id="a", tool_name="bash")
-        other = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
-        lock, calls = Lock(fault_url, session, 1), []
-
-        def on_approve(action: Any) -> None:
-            calls.append(action.id)
-            lock.take()
+        queue, other, lock, calls = held_by_a_lock(fault_url, stores)
 
         def interrupt(_number: int, _frame: object) -> None:
             raise Interrupted
 
-        queue.on_approve = on_approve
-        other.on_approve = lambda action: calls.append(-action.id)
         previous = signal.signal(signal.SIGUSR1, interrupt)
         try:
             with logged("could not be recorded") as failed:
@@ -227,11 +231,7 @@ class TestRecordingUnderALock:
         finally:
             signal.signal(signal.SIGUSR1, previous)
             lock.release()
-        decided = other.wait(1, timeout=SETTLE)
-        assert decided is not None
-        assert decided.is_approved
-        assert other.approve(1) == []
-        assert calls == [1]
+        recorded_once(other, calls)
 
 
 class Interrupted(BaseException):
