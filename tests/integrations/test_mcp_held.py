@@ -34,9 +34,20 @@ class TestHeldCalls:
         clock = FakeClock()
         held = HeldCalls(clock, None)
         held.hold(_held(clock, 1, {"command": "ls"}))
-        assert held.release("bash", {"command": "ls"}) is not None
-        assert held.release("bash", {"command": "ls"}) is None
+        assert held.release("bash", {"command": "ls"}, 1) is not None
+        assert held.release("bash", {"command": "ls"}, 1) is None
         assert len(held) == 0
+
+    def test_only_the_held_action_is_released(self) -> None:
+        """Releasing names the action: a verdict for another action leaves the held call in place."""
+        clock = FakeClock()
+        held = HeldCalls(clock, None)
+        held.hold(_held(clock, 2, {"command": "ls"}))
+        assert held.release("bash", {"command": "ls"}, 1) is None
+        assert len(held) == 1
+        released = held.release("bash", {"command": "ls"}, 2)
+        assert released is not None
+        assert released.action_id == 2
 
     def test_a_call_not_made_again_expires(self) -> None:
         """Past the expiry since it was last made, a call is taken out; one made again in time stays."""

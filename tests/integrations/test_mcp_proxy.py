@@ -163,6 +163,47 @@ class TestElicitation:
         assert harness.queue.is_pending(1)
         assert harness.upstream.ran == []
 
+    @pytest.mark.parametrize("second", ["accept", "decline"])
+    def test_two_makings_of_a_held_call_answered_together_run_it_once(self, second: Answer) -> None:
+        """A held call made twice at once asks twice for its one action: the first accept runs it once;
+        the other making never runs, whatever its own answer (a decline above all)."""
+        harness = Harness()
+        asked: list[str] = []
+        given: list[Answer] = []
+        both_asked = anyio.Event()
+        results: list[types.CallToolResult] = []
+
+        async def elicit(context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
+            asked.append(params.message)
+            if len(asked) == 1:  # the first making: no answer, so the call is held
+                return types.ErrorData(code=-32603, message="the person's window was closed")
+            if len(asked) == 3:
+                both_asked.set()
+            await both_asked.wait()
+            answer = second if given else "accept"
+            given.append(answer)
+            return types.ElicitResult(action=answer, content={})  # type: ignore[arg-type]
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+            async def again() -> None:
+                results.append(await client.call_tool("bash", {"command": "ls"}))
+
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(again)
+                calls.start_soon(again)
+
+        harness.run(scenario, elicit=elicit)
+        assert len(asked) == 3
+        assert harness.upstream.ran == [("bash", {"command": "ls"})]
+        assert sorted(text(result) for result in results[1:]) == [
+            "The approval of action 1 for 'bash' was carried out by another making of the same call, which "
+            "ran; an approval runs a call once: make the call again to ask anew",
+            'bash ran with {"command": "ls"}',
+        ]
+        assert [action.id for action in harness.queue.pending_actions] == []
+
 
 class TestWithoutElicitation:
     """A client that cannot be asked gets an error result naming the pending action."""

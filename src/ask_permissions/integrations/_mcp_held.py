@@ -101,12 +101,17 @@ class HeldCalls:
                 return self._calls.popitem(last=False)[1]
         return None
 
-    def release(self, name: str, arguments: Any) -> HeldCall | None:
-        """Forget the held call with this tool and these arguments (it got its verdict); return it."""
+    def release(self, name: str, arguments: Any, action_id: int) -> HeldCall | None:
+        """Forget the held call with this tool, these arguments and this action (it got its verdict);
+        return it, or ``None`` when no such call is held.
+
+        Whoever gets the call back is the one making of it that carries out its action's verdict: two
+        makings of one held call answered at the same time both read an approval, and only one may run.
+        """
         key = (name, args_digest(arguments))
         with self._lock:
             held = self._calls.get(key)
-            if held is None or not same_arguments(held.arguments, arguments):
+            if held is None or held.action_id != action_id or not same_arguments(held.arguments, arguments):
                 return None
             del self._calls[key]
             return held

@@ -174,12 +174,17 @@ class AuditLog:
 
 
 class _Decided(NamedTuple):
-    """A call's decision as the proxy carries it out: the result, its record, and what the proxy added."""
+    """A call's decision as the proxy carries it out: the result, its record, and what the proxy added.
+
+    ``held`` is set when the call is one held earlier, made again: its action's verdict is carried out by
+    the one making that takes it out of the held calls.
+    """
 
     result: HookResult
     record: DecisionRecord | None
     warning: str | None = None
     relaxed: bool = False
+    held: bool = False
 
 
 @final
@@ -460,7 +465,12 @@ class PermissionProxy:
             report["did"] = "held"
             reason = outcome.reason or pending_reason(name)
             return self._answer(record, report, _error(self._held_text(reason, outcome.action.id, shown)))
-        self._held.release(name, given)
+        released = None if outcome.action is None else self._held.release(name, given, outcome.action.id)
+        if decided.held and released is None and outcome.runs:
+            # Another making of this held call, answered at the same time, took its approval and ran: an
+            # approval runs the call once, and this making's own answer (a decline, say) did not take.
+            report["did"] = "refused"
+            return self._answer(record, report, _error(self._used_text(name, outcome.action)))
         if outcome.action is not None and outcome.action.decided_by is not None:
             report["decided_by"] = outcome.action.decided_by  # who answered, in the audit line
         if not outcome.runs:
@@ -529,8 +539,8 @@ class PermissionProxy:
         held = self._held.find(name, arguments)
         if held is not None:
             if held.definition == known.digest and self._policy.lookup(held.action_id) is not None:
-                return _Decided(held.result, held.record, held.warning)
-            self._held.release(name, arguments)
+                return _Decided(held.result, held.record, held.warning, held=True)
+            self._held.release(name, arguments, held.action_id)
             if held.definition != known.digest:  # approved, if at all, for another definition
                 self._policy.reject(held.action_id, feedback=_SUPERSEDED_FEEDBACK)
         call = ToolCall(name, arguments)
@@ -630,6 +640,13 @@ class PermissionProxy:
         if self._unanswerable_hint is not None:
             return f"{text}, but no one can approve it here: {self._unanswerable_hint}"
         return f"{text}; make the same call again once it is approved"
+
+    def _used_text(self, name: str, action: Action | None) -> str:
+        number = "" if action is None else f" {action.id}"
+        return (
+            f"The approval of action{number} for {name!r} was carried out by another making of the same "
+            "call, which ran; an approval runs a call once: make the call again to ask anew"
+        )
 
     def _unlisted_text(self, tool: object) -> str:
         if not isinstance(tool, str) or not tool:
