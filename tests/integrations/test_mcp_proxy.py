@@ -321,6 +321,32 @@ class TestDurableStore:
         assert text(results[1]) == 'bash ran with {"command": "ls"}'
         assert harness.upstream.ran == [("bash", {"command": "ls"})]
 
+    @pytest.mark.parametrize("spelling", ["query", "authority"])
+    def test_the_command_never_tells_the_model_the_store_s_password(
+        self, tmp_path: Path, postgres_dsn: str, spelling: str
+    ) -> None:
+        """A held call's result reaches the model: the approvals command in it names the store without its
+        password (in the URL's authority or its query), and still names the store."""
+        secret = "s3cret-Pa55"
+        if spelling == "query":
+            url = f"{postgres_dsn}&password={secret}"
+        else:
+            url = postgres_dsn.replace("postgresql:///", f"postgresql://ask_permissions:{secret}@/", 1)
+        session = f"review-{spelling}"
+        proxy = ProxyCommand(tmp_path, POLICY_FILE, ["--store", url, "--session", session])
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        proxy.run(scenario)
+        (result,) = results
+        assert "waits for a person's approval" in text(result), proxy.stderr
+        assert secret not in text(result)
+        assert "a person approves it with: ask-permissions approvals approve 1 --store " in text(result)
+        assert "host=" in text(result)  # the rest of the URL is kept: the command still names the store
+        assert proxy.ran == []
+
     def test_a_queue_and_a_store_are_not_both_given(self, tmp_path: Path) -> None:
         """load_policy refuses a queue and a store together."""
         from ask_permissions import SqliteStore
