@@ -347,6 +347,22 @@ class TestDurableStore:
         assert "host=" in text(result)  # the rest of the URL is kept: the command still names the store
         assert proxy.ran == []
 
+    def test_braces_in_the_store_and_session_are_named_as_written(self, tmp_path: Path) -> None:
+        """A store path and a session holding braces (format fields to str.format) are named as written in
+        the held call's approvals command, and the command approves it."""
+        url = f"sqlite:///{tmp_path / 'approvals{0}{x}.db'}"
+        proxy = ProxyCommand(tmp_path, POLICY_FILE, ["--store", url, "--session", "agent{action_id}"])
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        proxy.run(scenario)
+        (result,) = results
+        session = "agent{action_id}"
+        approve = ["ask-permissions", "approvals", "approve", "1", "--store", url, "--session", session]
+        assert text(result).endswith(f"(a person approves it with: {shlex.join(approve)})"), proxy.stderr
+
     def test_a_queue_and_a_store_are_not_both_given(self, tmp_path: Path) -> None:
         """load_policy refuses a queue and a store together."""
         from ask_permissions import SqliteStore
@@ -613,6 +629,25 @@ BAD_OPTIONS = [
     ),
     pytest.param({"trust_annotations": "yes"}, TypeError, "trust_annotations: expected a bool", id="trust"),
     pytest.param({"unanswerable_hint": 1}, TypeError, "unanswerable_hint: expected a string", id="hint"),
+    pytest.param(
+        {"approve_hint": "approve {0} --store x"},
+        ValueError,
+        "approve_hint: expected a text whose only format field is {action_id} (write a brace as {{ or }}); "
+        "got 'approve {0} --store x'",
+        id="approve-hint-index",
+    ),
+    pytest.param(
+        {"approve_hint": "approve {id}"},
+        ValueError,
+        "approve_hint: expected a text whose only format field is {action_id}",
+        id="approve-hint-name",
+    ),
+    pytest.param(
+        {"approve_hint": "approve {action_id"},
+        ValueError,
+        "approve_hint: expected a text whose only format field is {action_id}",
+        id="approve-hint-open",
+    ),
     pytest.param({"clock": 5}, TypeError, "clock: expected a callable", id="clock"),
 ]
 

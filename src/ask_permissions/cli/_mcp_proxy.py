@@ -134,7 +134,8 @@ def run_mcp_proxy(options: argparse.Namespace) -> int:
     store = None if options.store is None else open_store(options.store)
     approve_hint = unanswerable_hint = None
     if options.store is not None:
-        approve_hint = _approve_command("{action_id}", options.store, options.session)
+        # A format text for the proxy: the store's and the session's own braces are kept as written.
+        approve_hint = _approve_command("{action_id}", _braces(options.store), _braces(options.session))
     else:
         unanswerable_hint = _store_advice(options, command)
     try:
@@ -180,6 +181,11 @@ def _approve_command(action_id: str, store: str, session: str) -> str:
     if session != DEFAULT_SESSION:
         text += f" --session {shlex.quote(session)}"
     return text
+
+
+def _braces(text: str) -> str:
+    """``text`` as a literal in a ``str.format`` text (shell quoting leaves braces alone)."""
+    return text.replace("{", "{{").replace("}", "}}")
 
 
 def _without_password(url: str) -> str:

@@ -34,6 +34,7 @@ import inspect
 import json
 import logging
 import os
+import string
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
@@ -257,7 +258,8 @@ class PermissionProxy:
         TypeError: ``policy`` is not a policy, ``on_project_grant`` is not callable, ``server_name`` is
             not a string, a hint is not a string or None, or a number is not a number.
         ValueError: ``server_name`` is empty or holds characters other than letters, digits, ``_`` and
-            ``-``; ``prompt_limit`` or ``pending_expiry`` is not positive.
+            ``-``; ``prompt_limit`` or ``pending_expiry`` is not positive; ``approve_hint`` holds a format
+            field other than ``{action_id}`` (a literal brace is written ``{{`` or ``}}``).
 
     Thread-safe as far as the policy and queue are; the tools and held calls are kept under locks.
     """
@@ -281,6 +283,8 @@ class PermissionProxy:
         for field, hint in (("approve_hint", approve_hint), ("unanswerable_hint", unanswerable_hint)):
             if hint is not None and not isinstance(hint, str):
                 raise TypeError(f"{field}: expected a string or None; got {preview(hint)}")
+        if approve_hint is not None:
+            _check_format(approve_hint)
         if not isinstance(trust_annotations, bool):
             raise TypeError(f"trust_annotations: expected a bool; got {preview(trust_annotations)}")
         _check_positive(prompt_limit, "prompt_limit", whole=True)
@@ -731,6 +735,20 @@ def _check_server_name(server_name: object) -> None:
         raise ValueError(
             "server_name: expected letters, digits, '_' or '-' (it becomes mcp__<server>__<tool>); "
             f"got {preview(server_name)}"
+        )
+
+
+def _check_format(approve_hint: str) -> None:
+    # Checked once here: a hint that cannot be formatted would fail every held call's answer instead.
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(approve_hint) if field is not None]
+    except ValueError:
+        fields = [""]
+    if any(field != "action_id" for field in fields):
+        raise ValueError(
+            "approve_hint: expected a text whose only format field is {action_id} "
+            "(write a brace as {{ or }}); "
+            f"got {preview(approve_hint)}"
         )
 
 
