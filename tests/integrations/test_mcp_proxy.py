@@ -31,7 +31,12 @@ from ask_permissions import (
     load_policy,
 )
 from ask_permissions.integrations._mcp_prompt import visible_json
-from ask_permissions.integrations.mcp_proxy import AuditLog, PermissionProxy, policy_tool_name
+from ask_permissions.integrations.mcp_proxy import (
+    AuditLog,
+    PermissionProxy,
+    policy_tool_name,
+    run_stdio_proxy,
+)
 from tests.clock import FakeClock
 
 from .mcp_harness import Answer, Harness, Notes, ProxyCommand, answering, is_error, proxied, text
@@ -406,6 +411,34 @@ class TestServerName:
         _, _, policy = host_policy()
         with pytest.raises(ValueError, match="server_name: expected letters, digits"):
             PermissionProxy(policy, None, server_name=server_name)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("server_name", ["git__admin", "git_", "_git", "a___b"])
+    def test_a_server_name_that_reads_as_another_server_s_is_refused(self, server_name: str) -> None:
+        """A name holding __ or starting or ending with _ would make mcp__<server>__<tool> read as another
+        server's tool (mcp__git__admin__bash is server git's tool admin__bash to the rule mcp__git, and so
+        is mcp__git___bash), so an allow for that server would run it: such a name is refused, by the proxy
+        and by the command."""
+        _, _, policy = host_policy()
+        message = "server_name: expected a name without '__' that neither starts nor ends with '_'"
+        with pytest.raises(ValueError, match=re.escape(message)):
+            PermissionProxy(policy, None, server_name=server_name)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=re.escape(message)):
+            asyncio.run(run_stdio_proxy(policy, ["true"], server_name=server_name))
+
+    def test_an_allow_for_one_server_runs_nothing_of_another(self) -> None:
+        """A policy trusting server git (allow mcp__git) asks for server gitlab's tools (mcp__gitlab__*)."""
+        policy = ApprovalPolicy(
+            queue=ApprovalQueue(), rules=PermissionRules.from_text(allow=["mcp__git"]), default="ask"
+        )
+        harness = Harness(policy, server_name="gitlab")
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        harness.run(scenario)
+        assert "waits for a person's approval" in text(results[0])
+        assert harness.upstream.ran == []
 
 
 class TestAudit:

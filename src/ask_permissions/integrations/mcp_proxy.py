@@ -736,6 +736,14 @@ def _check_server_name(server_name: object) -> None:
             "server_name: expected letters, digits, '_' or '-' (it becomes mcp__<server>__<tool>); "
             f"got {preview(server_name)}"
         )
+    # Rules read mcp__<server>__<tool> up to the first "__": server git__admin's tools, and server git_'s,
+    # would be tools of server git to them, and mcp__git would allow them.
+    if "__" in server_name or server_name.startswith("_") or server_name.endswith("_"):
+        raise ValueError(
+            "server_name: expected a name without '__' that neither starts nor ends with '_' (rules read "
+            f"mcp__<server>__<tool> up to the first '__', so it would read as another server's); got "
+            f"{preview(server_name)}"
+        )
 
 
 def _check_format(approve_hint: str) -> None:
