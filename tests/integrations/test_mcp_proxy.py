@@ -209,6 +209,39 @@ class TestElicitation:
         ]
         assert [action.id for action in harness.queue.pending_actions] == []
 
+    def test_a_call_held_twice_at_once_leaves_one_action_waiting(self) -> None:
+        """Two makings of one new call, both unanswered at once, are held as one call: the action held
+        first is rejected (nobody could run it: a retry finds the other), so no action waits for nobody."""
+        harness = Harness()
+        asked: list[str] = []
+        both_asked = anyio.Event()
+        results: list[types.CallToolResult] = []
+
+        async def elicit(context: Any, params: Any) -> types.ErrorData:
+            asked.append(params.message)
+            if len(asked) == 2:
+                both_asked.set()
+            await both_asked.wait()
+            return types.ErrorData(code=-32603, message="the person's window was closed")
+
+        async def scenario(client: ClientSession) -> None:
+            async def make() -> None:
+                results.append(await client.call_tool("bash", {"command": "ls"}))
+
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(make)
+                calls.start_soon(make)
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        harness.run(scenario, elicit=elicit)
+        (waiting,) = harness.queue.pending_actions
+        assert f"action {waiting.id} waits" in text(results[-1])
+        other = harness.queue[3 - waiting.id]
+        assert other is not None
+        assert other.is_rejected
+        assert other.feedback == f"the same call is held as action {waiting.id}"
+        assert harness.upstream.ran == []
+
 
 class TestWithoutElicitation:
     """A client that cannot be asked gets an error result naming the pending action."""

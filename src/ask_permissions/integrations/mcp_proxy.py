@@ -124,6 +124,7 @@ _CHANGED_TEXT: Final = (
 )
 _DESTRUCTIVE_TEXT: Final = "the upstream server marks this tool destructive (destructiveHint)"
 _SUPERSEDED_FEEDBACK: Final = "the tool's definition changed while the call waited"
+_HELD_AGAIN_FEEDBACK: Final = "the same call is held as action {action_id}"
 _ONCE: Final = grants_scopes(None, None)  # only the one call: {"once": ...}
 
 
@@ -463,7 +464,11 @@ class PermissionProxy:
         outcome, shown = await self._ask_person(name, decided, report, ask)
         if outcome.waits and outcome.action is not None:
             held = HeldCall(name, given, decided.result, record, known.digest, decided.warning, self._clock())  # type: ignore[arg-type]  # a pending result
-            dropped = self._held.hold(held)
+            replaced, dropped = self._held.hold(held)
+            if replaced is not None:  # another making, held at the same time: a retry finds this one now
+                self._policy.reject(
+                    replaced.action_id, feedback=_HELD_AGAIN_FEEDBACK.format(action_id=outcome.action.id)
+                )
             if dropped is not None:
                 self._expire([dropped])
             report["did"] = "held"
