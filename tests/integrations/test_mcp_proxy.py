@@ -1457,6 +1457,32 @@ class TestAnnotations:
         harness.run(scenario)
         assert _verdicts(results) == ["ran" if trusted else "held", "held", "held", "held"]
 
+    @pytest.mark.parametrize("mode", ["ask_before_changes", "read_only"])
+    @pytest.mark.parametrize("scope", ["workspace", "external"])
+    def test_a_trusted_hint_never_overrules_the_policy_s_own_word(self, mode: str, scope: str) -> None:
+        """The policy declares lookup's side effects ([tools.lookup] side_effect_scope): the mode's ask or
+        block stands, whatever a trusted server's readOnlyHint says (the policy knew, so nothing relaxes)."""
+        tools = {"lookup": {"side_effect_scope": scope}, "plain": {}}
+        harness, results = _annotated({"mode": mode, "tools": tools}, trust_annotations=True)
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("lookup", {"word": "x"}))
+
+        harness.run(scenario)
+        assert _verdicts(results) == ["held" if mode == "ask_before_changes" else "error"]
+        assert harness.upstream.ran == []
+
+    def test_a_trusted_hint_never_lifts_a_declared_ask(self) -> None:
+        """A tool the policy declares as needing approval (approval_required) asks, read-only or not."""
+        tools = {"lookup": {"approval_required": True}}
+        harness, results = _annotated({"default": "ask", "tools": tools}, trust_annotations=True)
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("lookup", {"word": "x"}))
+
+        harness.run(scenario)
+        assert _verdicts(results) == ["held"]
+
     def test_the_command_trusts_annotations_only_when_told(self, tmp_path: Path) -> None:
         """--trust-annotations lets a read-only tool run in read_only mode; without it, the mode blocks."""
         policy = tmp_path / "policy.json"

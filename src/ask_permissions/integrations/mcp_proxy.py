@@ -63,6 +63,7 @@ from ._common import ProjectGrantHook, require_hook, require_policy
 from ._mcp_held import PENDING_EXPIRY, HeldCall, HeldCalls
 from ._mcp_prompt import PROMPT_LIMIT, approval_prompt, visible_json
 from ._mcp_tools import (
+    DeclaredTools,
     HiddenTools,
     KnownTool,
     ToolDefinition,
@@ -307,6 +308,7 @@ class PermissionProxy:
         self._held = HeldCalls(self._clock, expiry)
         self._tools = ToolPins()
         self._hidden = HiddenTools()
+        self._declared = DeclaredTools(self._policy)
         self._clients = _Clients()
         self._lock = threading.Lock()
         self._listed = False  # the upstream's tools were listed at least once
@@ -559,6 +561,7 @@ class PermissionProxy:
             and definition.read_only
             and not definition.destructive
             and not known.changed
+            and not self._declared.contradict_read_only(name)
         ):
             # A dry run first: only a decision nobody made for the tool is relaxed, and nothing is queued.
             evaluated = self._policy.evaluate(call)
