@@ -209,6 +209,31 @@ class TestElicitation:
         ]
         assert [action.id for action in harness.queue.pending_actions] == []
 
+    def test_a_call_the_client_cancels_while_asking_leaves_nothing_waiting(self) -> None:
+        """The client cancels a new call while its person is being asked: the call is gone, so its action is
+        rejected as cancelled (nobody approves a call that can no longer run), and nothing runs."""
+        harness = Harness()
+        asking = anyio.Event()
+        never = anyio.Event()
+
+        async def elicit(context: Any, params: Any) -> types.ElicitResult:
+            asking.set()
+            await never.wait()  # the person never answers: the client gives up first
+            raise AssertionError("unreachable")
+
+        async def scenario(client: ClientSession) -> None:
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(client.call_tool, "bash", {"command": "ls"})
+                await asking.wait()
+                calls.cancel_scope.cancel()
+            action = await harness.queue.wait_async(1, timeout=10)
+            assert action is not None
+            assert (action.is_rejected, action.feedback) == (True, "cancelled while awaiting approval")
+
+        harness.run(scenario, elicit=elicit)
+        assert harness.upstream.ran == []
+        assert harness.queue.pending_actions == []
+
     def test_a_call_held_twice_at_once_leaves_one_action_waiting(self) -> None:
         """Two makings of one new call, both unanswered at once, are held as one call: the action held
         first is rejected (nobody could run it: a retry finds the other), so no action waits for nobody."""

@@ -56,7 +56,7 @@ from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._outcome import Outcome, grants_scopes
-from ask_permissions.policy._resolvers import EXPIRED_FEEDBACK
+from ask_permissions.policy._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK
 from ask_permissions.policy._results import pending_reason, proceed
 
 from ._common import ProjectGrantHook, require_hook, require_policy
@@ -522,7 +522,14 @@ class PermissionProxy:
         if prompt is None:
             report["elicitation"] = "not shown"
             return outcome, False
-        answer = await ask(prompt)
+        try:
+            answer = await ask(prompt)
+        except BaseException:
+            # The client cancelled the call (or went away) while its person was asked. A held call stays
+            # held, to expire in time; a new one was never held, so its action would wait for nobody.
+            if not decided.held:
+                self._policy.reject(action.id, feedback=CANCELLED_FEEDBACK)
+            raise
         report["elicitation"] = answer or "failed"
         if answer == "accept":
             self._policy.approve(action.id)
