@@ -18,6 +18,7 @@ from ._errors import (
 )
 from ._tool_call import ToolCall
 from ._version import __version__
+from ._vocabulary import DecisionLayer
 from .notify._webhook import WebhookNotifier, slack_message
 from .policy._approval import ApprovalPolicy
 from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
@@ -50,7 +51,6 @@ from .rules._text import RuleTextError
 from .settings._policy_file import load_policy
 from .settings._settings import PermissionSettings
 from .settings._sources import SettingsSource
-from .typing import DecisionLayer
 
 __all__ = [
     "ALL",

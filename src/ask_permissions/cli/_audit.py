@@ -8,8 +8,8 @@ import sys
 from datetime import UTC, datetime
 from typing import Any, TextIO, get_args
 
+from ask_permissions._vocabulary import HookAction
 from ask_permissions.evidence._audit import read_audit, summarize
-from ask_permissions.typing import HookAction
 
 from ._approvals import _cell
 

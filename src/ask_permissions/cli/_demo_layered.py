@@ -10,11 +10,11 @@ from pathlib import Path
 from typing import Any, Final, TextIO
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions._vocabulary import LayeredMode
 from ask_permissions.policy._layered import LayeredPolicy
 from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.settings._settings import PermissionSettings
-from ask_permissions.typing import LayeredMode
 
 __all__ = ["DEMO_SETTINGS_NAME", "demo_settings_bytes", "run_layered_demo"]
 

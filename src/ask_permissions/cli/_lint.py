@@ -19,6 +19,7 @@ from typing import Final, final
 
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
+from ask_permissions._vocabulary import RuleSetLayer
 from ask_permissions.policy._approval import ApprovalPolicy
 from ask_permissions.policy._records import describe_patterns
 from ask_permissions.policy._tool_metadata import read_metadata
@@ -39,7 +40,6 @@ from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError
 from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._policy_file import RISK_LEVELS
 from ask_permissions.settings._settings import PermissionSettings
-from ask_permissions.typing import RuleSetLayer
 
 from ._json_occurrence import can_occur_in_json
 from ._regex_facts import MEASURING_BUDGET, RegexStudy

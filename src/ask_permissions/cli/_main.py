@@ -11,10 +11,10 @@ from collections.abc import Sequence
 from typing import Final, NoReturn
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions._vocabulary import RuleSetLayer
 from ask_permissions.rules._command import CommandPattern, command_readings
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
-from ask_permissions.typing import RuleSetLayer
 
 from ._approvals import add_parser as add_approvals_parser
 from ._approvals import run_approvals

@@ -19,6 +19,7 @@ from ask_permissions._strict import fail
 from ask_permissions.evidence._suggest import Answer, SuggestionContext, Suggestions, suggest
 from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
 from ask_permissions.policy._layered import LayeredPolicy
+from ask_permissions.policy._records import Evaluator
 from ask_permissions.queue._open import describe_url
 from ask_permissions.queue._queue import AUTO_APPROVER, ApprovalQueue
 from ask_permissions.rules._text import read_kinds
@@ -27,7 +28,6 @@ from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
 from ask_permissions.settings._settings import AGENT_DIR, PermissionSettings
 from ask_permissions.settings._sources import settings_from_data
-from ask_permissions.typing import Evaluator
 
 from ._approvals import _cell
 from ._output import shown_call

@@ -16,8 +16,8 @@ from datetime import datetime
 from typing import Any, Final, final, get_args
 
 from ask_permissions._errors import InvalidEvidenceError
+from ask_permissions._vocabulary import HookAction, RecordVerdict
 from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
-from ask_permissions.typing import HookAction, RecordVerdict
 
 __all__ = ["APPROVALS", "AuditLine", "AuditSummary", "is_resolution", "read_audit", "summarize"]
 

@@ -25,8 +25,9 @@ from typing import Final, final, get_args
 
 from ask_permissions._errors import InvalidEvidenceError
 from ask_permissions._tool_call import ToolCall
+from ask_permissions._vocabulary import HookAction
+from ask_permissions.policy._policy import PolicyLike
 from ask_permissions.policy._records import DecisionRecord, MatchedRule
-from ask_permissions.typing import HookAction, PolicyLike
 
 __all__ = ["CaseResult", "PolicyCase", "check_cases", "read_cases", "rule_name"]
 

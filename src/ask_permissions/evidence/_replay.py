@@ -13,8 +13,8 @@ from typing import Any, Final, final
 
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._digest import args_digest
+from ask_permissions.policy._records import Evaluator
 from ask_permissions.queue._history import HistoryEntry
-from ask_permissions.typing import Evaluator
 
 from ._audit import APPROVALS, AuditLine
 

@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from typing import Final, final
 
 from ask_permissions._tool_call import ToolCall
-from ask_permissions.policy._records import DecisionRecord
+from ask_permissions.policy._records import DecisionRecord, Evaluator
 from ask_permissions.rules._command import CommandPattern, command_readings, compound_allow
 from ask_permissions.rules._domains import read_host
 from ask_permissions.rules._paths import normalize_path
@@ -44,7 +44,6 @@ from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleText, RuleTextError, ToolKind, parse_rule_text
 from ask_permissions.shell import SubCommand, command_words, read_command
 from ask_permissions.shell._quoting import specifier_text
-from ask_permissions.typing import Evaluator
 
 __all__ = ["Answer", "Suggestion", "SuggestionContext", "Suggestions", "suggest"]
 

@@ -10,9 +10,9 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ask_permissions._errors import preview
+from ask_permissions._vocabulary import ResolutionScope
 from ask_permissions.queue._action import SCOPES, Action
 from ask_permissions.queue._store import ApprovalStore
-from ask_permissions.typing import ResolutionScope
 
 __all__ = [
     "ONCE",

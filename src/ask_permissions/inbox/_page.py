@@ -16,9 +16,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final, final
 
+from ask_permissions._vocabulary import ResolutionScope
 from ask_permissions.policy._digest import args_digest
 from ask_permissions.queue._action import Action
-from ask_permissions.typing import ResolutionScope
 
 __all__ = [
     "FOLD_AT",

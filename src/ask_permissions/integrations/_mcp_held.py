@@ -19,8 +19,8 @@ from ask_permissions.policy._arguments import same_arguments
 from ask_permissions.policy._digest import args_digest
 
 if TYPE_CHECKING:
+    from ask_permissions._vocabulary import PendingResult
     from ask_permissions.policy._records import DecisionRecord
-    from ask_permissions.typing import PendingResult
 
 __all__ = ["PENDING_EXPIRY", "Displaced", "HeldCall", "HeldCalls"]
 

@@ -74,15 +74,10 @@ from ._mcp_tools import (
 )
 
 if TYPE_CHECKING:
+    from ask_permissions._vocabulary import AskExplanation, Clock, HookResult, PendingResult
+    from ask_permissions.policy._policy import PolicyLike
     from ask_permissions.policy._records import DecisionRecord
     from ask_permissions.queue._action import Action
-    from ask_permissions.typing import (
-        AskExplanation,
-        Clock,
-        HookResult,
-        PendingResult,
-        PolicyLike,
-    )
 
 __all__ = [
     "PENDING_EXPIRY",

@@ -71,7 +71,8 @@ from ._common import (
 )
 
 if TYPE_CHECKING:
-    from ask_permissions.typing import HookResult, PolicyLike, UnknownTools
+    from ask_permissions._vocabulary import HookResult, UnknownTools
+    from ask_permissions.policy._policy import PolicyLike
 
 __all__ = ["PermissionRequest", "PermissionToolset", "deferred_tool_results", "permission_requests"]
 

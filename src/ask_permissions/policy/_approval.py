@@ -15,14 +15,10 @@ from typing import TYPE_CHECKING, Any, Final, TypeAlias, final, get_args
 from ask_permissions._errors import preview
 from ask_permissions._names import fold_tool_name
 from ask_permissions._tool_call import ToolCall
-from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
-from ask_permissions.rules._rule_set import PermissionRuleSet
-from ask_permissions.rules._rules import RuleMatch
-from ask_permissions.typing import (
+from ask_permissions._vocabulary import (
     Classifier,
     Clock,
     Decision,
-    Evaluator,
     GrantsLike,
     Mode,
     PolicyDefault,
@@ -30,6 +26,10 @@ from ask_permissions.typing import (
     ResolutionScope,
     UnknownTools,
 )
+from ask_permissions.policy._records import Evaluator
+from ask_permissions.rules._patterns import ALL, ToolPattern, normalize_tool_pattern
+from ask_permissions.rules._rule_set import PermissionRuleSet
+from ask_permissions.rules._rules import RuleMatch
 
 from ._checks import Check, read_checks, run_checks
 from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Table, Texts

@@ -39,12 +39,10 @@ from typing import (
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall, read_tool_call
-from ask_permissions.queue._args import json_copy
-from ask_permissions.typing import (
+from ask_permissions._vocabulary import (
     AskExplanation,
     BlockResult,
     Clock,
-    Evaluator,
     HookAction,
     HookResult,
     PendingResult,
@@ -55,6 +53,8 @@ from ask_permissions.typing import (
     ResolutionScope,
     Resolver,
 )
+from ask_permissions.policy._records import Evaluator
+from ask_permissions.queue._args import json_copy
 
 from ._arguments import same_arguments
 from ._digest import args_digest

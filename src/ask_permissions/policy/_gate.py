@@ -16,7 +16,7 @@ from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._names import fold_tool_name, require_tool_names
 from ask_permissions._tool_call import read_tool_call
-from ask_permissions.typing import Clock, Mode
+from ask_permissions._vocabulary import Clock, Mode
 
 from ._results import BlockResult, ProceedResult, block, proceed
 

@@ -12,13 +12,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Final, Protocol, TypeVar, final
+from typing import Final, Protocol, TypeAlias, TypeVar, final, runtime_checkable
 
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, guard_reading, read_bool, read_list, read_mapping
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._text import ToolKind, read_kinds
-from ask_permissions.typing import HookFunction, PreToolUseHook
 
 from ._checks import Check, PermissionCheck, run_checks
 from ._command_hooks import DEFAULT_HOOK_TIMEOUT, CommandHook, read_command, read_matcher, read_timeout
@@ -33,6 +32,29 @@ HOOK_TYPES: Final = ("command",)
 """The hook types a configuration may use (seed 002's prompt, agent and http are not supported)."""
 
 _T = TypeVar("_T")
+
+
+@runtime_checkable
+class PreToolUseHook(Protocol):
+    """Anything a policy's ``hooks=`` can run before the rules: a ``CommandHook``, or a host's own object.
+
+    ``matches`` says whether the hook applies to a tool; ``run`` answers for one call (``cwd`` and ``mode``
+    are the policy's, what a command hook tells its process). ``run`` must not raise for a hook that guards:
+    a command hook turns every failure into a deny.
+    """
+
+    @property
+    def hook_id(self) -> str:
+        """What records (``rule_id``) name the hook by: its command, or the function's name."""
+        ...
+
+    def matches(self, tool_name: str) -> bool: ...
+
+    def run(self, call: ToolCall, *, cwd: str, mode: str | None) -> PermissionCheck | None: ...
+
+
+HookFunction: TypeAlias = "Callable[[ToolCall], PermissionCheck | None]"
+"""A hook written in Python: a function of the call answering a ``PermissionCheck`` or ``None`` (pass)."""
 
 
 @final

@@ -22,6 +22,16 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._tool_call import ToolCall
+from ask_permissions._vocabulary import (
+    Clock,
+    GrantsLike,
+    LayeredMode,
+    Redactor,
+    ResolutionScope,
+    ReviewRequest,
+    SandboxLike,
+)
+from ask_permissions.policy._records import Evaluator
 from ask_permissions.rules._command import READ_LIMIT_TEXT
 from ask_permissions.rules._paths import normalize_path, resolve_links
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
@@ -32,16 +42,6 @@ from ask_permissions.shell import READ_LIMIT, SubCommand, read_command
 from ask_permissions.shell._effects import plain_reading, simple_effects
 from ask_permissions.shell._programs import EDIT_COMMANDS, read_argv
 from ask_permissions.shell._quoting import specifier_text
-from ask_permissions.typing import (
-    Clock,
-    Evaluator,
-    GrantsLike,
-    LayeredMode,
-    Redactor,
-    ResolutionScope,
-    ReviewRequest,
-    SandboxLike,
-)
 
 from ._checks import Check, PermissionCheck, read_checks, run_checks
 from ._engine import (

@@ -19,6 +19,7 @@ from typing import Final, final
 
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
+from ask_permissions._vocabulary import Decision, SettingsSourceName
 from ask_permissions.rules._command import COMMAND_KEYS, CommandPattern, compound_allow
 from ask_permissions.rules._examples import RuleExamples, check_examples
 from ask_permissions.rules._specifier_base import subject_values
@@ -26,7 +27,6 @@ from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse
 from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._sources import SettingsSource
 from ask_permissions.shell import command_words, read_command
-from ask_permissions.typing import Decision, SettingsSourceName
 
 __all__ = ["LayeredMatch", "LayeredRule", "LayeredRules"]
 

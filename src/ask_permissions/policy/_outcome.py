@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
-from ask_permissions.typing import OutcomeVerdict, ResolutionScope
+from ask_permissions._vocabulary import OutcomeVerdict, ResolutionScope
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action

@@ -7,15 +7,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from types import MappingProxyType
-from typing import Any, final
+from typing import Any, Protocol, final
 
 from ask_permissions._json_text import write_json
+from ask_permissions._vocabulary import Decision, DecisionLayer, HookAction, RecordVerdict, RuleSetLayer
 from ask_permissions.rules._patterns import StoredArgumentPattern, ToolPattern, encode_pattern
 from ask_permissions.rules._rules import RuleMatch
-from ask_permissions.typing import Decision, DecisionLayer, HookAction, RecordVerdict, RuleSetLayer
 
 __all__ = [
     "DecisionRecord",
+    "Evaluator",
     "MatchedRule",
     "ShadowRecord",
     "describe_patterns",
@@ -273,3 +274,12 @@ class DecisionRecord:
         if self.edited_digest is not None:
             data["edited_digest"] = self.edited_digest
         return data
+
+
+class Evaluator(Protocol):
+    """Anything that decides a call as a dry run, as every policy's ``evaluate`` does: what ``shadow=``
+    takes."""
+
+    def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
+        """Decide one call as a dry run, changing nothing."""
+        ...

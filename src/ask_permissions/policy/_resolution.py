@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias
 
 from ask_permissions._errors import preview
-from ask_permissions.typing import Answer, PermissionRequest, ResolutionScope
+from ask_permissions._vocabulary import Answer, PermissionRequest, ResolutionScope
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action

@@ -8,7 +8,7 @@ import threading
 from collections.abc import Callable
 from typing import Final, TypeVar
 
-from ask_permissions.typing import Answer, PermissionRequest, Resolver
+from ask_permissions._vocabulary import Answer, PermissionRequest, Resolver
 
 __all__ = [
     "CANCELLED_FEEDBACK",

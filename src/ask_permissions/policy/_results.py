@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ask_permissions.typing import BlockResult, HookResult, PendingResult, ProceedResult
+from ask_permissions._vocabulary import BlockResult, HookResult, PendingResult, ProceedResult
 
 __all__ = [
     "BlockResult",

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Final, Literal, TypeAlias, final
 
 from ask_permissions._errors import preview
-from ask_permissions.typing import ReviewRequest
+from ask_permissions._vocabulary import ReviewRequest
 
 from ._resolvers import call_with_deadline
 

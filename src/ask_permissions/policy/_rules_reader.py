@@ -6,9 +6,9 @@ from collections.abc import Callable
 from typing import TypeAlias, final
 
 from ask_permissions._errors import preview
+from ask_permissions._vocabulary import Classifier, Decision
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules, RuleMatch, checked_decision, checked_match_decision
-from ask_permissions.typing import Classifier, Decision
 
 __all__ = ["Reading", "rules_reader"]
 

@@ -10,10 +10,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final, final
 
+from ask_permissions._vocabulary import Decision, SettingsSourceName
 from ask_permissions.rules._domains import DomainPattern
 from ask_permissions.rules._paths import PathPattern
 from ask_permissions.rules._text import BUILTIN_KINDS, ToolKind
-from ask_permissions.typing import Decision, SettingsSourceName
 
 from ._layered_rules import LayeredRule
 from ._safety import ProtectedPaths

@@ -19,10 +19,10 @@ from typing import Final, Literal, TypeAlias, final, get_args
 
 from ask_permissions._errors import UnknownToolError, preview
 from ask_permissions._names import fold_tool_name
+from ask_permissions._vocabulary import UnknownTools
 from ask_permissions.rules._patterns import ALL, ToolPattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules, Rule
-from ask_permissions.typing import UnknownTools
 
 __all__ = [
     "BESIDE_REGISTRY",

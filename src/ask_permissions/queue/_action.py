@@ -9,7 +9,7 @@ from datetime import datetime
 from typing import Any, Final, NamedTuple, TypeGuard, final
 
 from ask_permissions._errors import preview
-from ask_permissions.typing import ActionStatus, AskExplanation, ResolutionScope
+from ask_permissions._vocabulary import ActionStatus, AskExplanation, ResolutionScope
 
 __all__ = [
     "DECIDER_LIMIT",

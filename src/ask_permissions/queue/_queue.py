@@ -15,7 +15,7 @@ from typing import Any, Final, TypeAlias, final
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import ClaimLostError, StoreError, StoreUnavailableError, preview
 from ask_permissions._names import require_tool_name
-from ask_permissions.typing import AskExplanation, Clock, ResolutionScope
+from ask_permissions._vocabulary import AskExplanation, Clock, ResolutionScope
 
 from ._action import RESOLVED, SCOPES, Action, Resolution, check_decided_by, is_id
 from ._args import NotJSONError, freeze_args, json_call_id

@@ -31,7 +31,7 @@ from ask_permissions._errors import (
     StoreUnavailableError,
     preview,
 )
-from ask_permissions.typing import AskExplanation, ResolutionScope
+from ask_permissions._vocabulary import AskExplanation, ResolutionScope
 
 from ._action import SCOPES, Action, Resolution, check_decided_by
 from ._action import resolved as resolved_action

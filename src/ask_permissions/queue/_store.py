@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, TypeAlias, final
 
 from ask_permissions._errors import StoreUnavailableError, preview
-from ask_permissions.typing import ResolutionScope
+from ask_permissions._vocabulary import ResolutionScope
 
 from ._action import RESOLVED, SCOPES, Action, Resolution, applying, printable_name, released, resolved
 from ._drain import DrainTickets

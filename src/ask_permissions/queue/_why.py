@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, Final, cast
 
-from ask_permissions.typing import AskExplanation
+from ask_permissions._vocabulary import AskExplanation
 
 from ._args import FrozenDict, FrozenList, NotJSONError
 from ._store import check_scopes

@@ -11,8 +11,8 @@ from typing import Any, Final, TypeVar, final
 
 from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail
+from ask_permissions._vocabulary import Decision
 from ask_permissions.shell import Reading, ShellWord, SubCommand, command_words, read_command
-from ask_permissions.typing import Decision
 
 from ._glob import Glob
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values

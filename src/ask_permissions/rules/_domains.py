@@ -11,7 +11,7 @@ from urllib.parse import unquote, urlsplit
 
 from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail
-from ask_permissions.typing import Decision
+from ask_permissions._vocabulary import Decision
 
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 

@@ -13,7 +13,7 @@ from typing import Any, Final, final
 
 from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail, read_str
-from ask_permissions.typing import Decision, PathShape
+from ask_permissions._vocabulary import Decision, PathShape
 
 from ._glob import Glob
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values

@@ -7,7 +7,7 @@ from typing import Any, Final, cast, final
 
 from ask_permissions._errors import preview
 from ask_permissions._strict import SNAPSHOT_VERSION, child, guard_reading, read_mapping, read_version
-from ask_permissions.typing import Classifier, Decision, RuleSetLayer
+from ask_permissions._vocabulary import Classifier, Decision, RuleSetLayer
 
 from ._rules import (
     DecisionPredicates,

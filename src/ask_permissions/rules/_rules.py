@@ -23,8 +23,8 @@ from ask_permissions._strict import (
     read_text,
     read_version,
 )
+from ask_permissions._vocabulary import Decision, RuleSetLayer
 from ask_permissions.shell import READ_LIMIT, Reading
-from ask_permissions.typing import Decision, RuleSetLayer
 
 from ._command import READ_LIMIT_TEXT, CommandPattern, command_readings, compound_allow
 from ._patterns import (

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Final, Literal, TypeAlias, final, get_args
 
 from ask_permissions._errors import PermissionsError, preview
-from ask_permissions.typing import Decision
+from ask_permissions._vocabulary import Decision
 
 from ._command import CommandPattern
 from ._domains import PREFIX as DOMAIN_PREFIX

@@ -10,9 +10,10 @@ from typing import Any, Final, NoReturn, TypeAlias, TypeVar
 
 from ask_permissions._errors import InvalidSnapshotError, UnknownToolError, preview
 from ask_permissions._strict import child, fail, read_bool, read_list, read_mapping, read_str, read_version
+from ask_permissions._vocabulary import Clock, GrantsLike, Mode, PolicyDefault, Redactor, UnknownTools
 from ask_permissions.policy._approval import MODES, POLICY_DEFAULTS, ApprovalPolicy, approval_references
 from ask_permissions.policy._hooks import Hooks
-from ask_permissions.policy._records import DecisionRecord
+from ask_permissions.policy._records import DecisionRecord, Evaluator
 from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
 from ask_permissions.policy._tool_names import (
     BESIDE_REGISTRY,
@@ -31,7 +32,6 @@ from ask_permissions.rules._patterns import ToolPattern, decode_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
 from ask_permissions.rules._text import RuleTextError, read_kinds, rule_tool_pattern
-from ask_permissions.typing import Clock, Evaluator, GrantsLike, Mode, PolicyDefault, Redactor, UnknownTools
 
 from ._field_lines import with_line
 from ._policy_text import MAX_POLICY_FILE_BYTES, parse_policy_bytes, read_policy_bytes

@@ -8,7 +8,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, final
 
 from ask_permissions._errors import preview
-from ask_permissions.typing import LayeredMode, SettingsSourceName
+from ask_permissions._vocabulary import LayeredMode, SettingsSourceName
 
 from ._atomic import update_json_file
 from ._sources import (

@@ -17,8 +17,8 @@ from typing import Final, final, get_args
 
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, read_list, read_mapping, read_text
+from ask_permissions._vocabulary import LayeredMode, SettingsSourceName
 from ask_permissions.rules._examples import RuleExamples, read_rule_entry
-from ask_permissions.typing import LayeredMode, SettingsSourceName
 
 from ._field_lines import with_line
 from ._policy_text import parse_policy_bytes, read_policy_bytes
