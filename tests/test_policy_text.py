@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ask_permissions import ApprovalPolicy, InvalidSnapshotError, load_policy
-from ask_permissions.settings._policy_file import MAX_POLICY_FILE_BYTES
+from ask_permissions.settings._policy_text import MAX_POLICY_FILE_BYTES
 
 from .strategies import json_values
 from .test_policy_file import toml_document

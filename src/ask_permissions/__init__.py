@@ -19,6 +19,7 @@ from ._errors import (
 from ._tool_call import ToolCall
 from ._version import __version__
 from ._vocabulary import DecisionLayer
+from .loading._policy_file import load_policy
 from .notify._webhook import WebhookNotifier, slack_message
 from .policy._approval import ApprovalPolicy
 from .policy._checks import Check, PermissionCheck, allow_all, check, deny_all
@@ -48,7 +49,6 @@ from .rules._patterns import ALL
 from .rules._rule_set import PermissionRuleSet
 from .rules._rules import DANGEROUS_TOOLS, CompoundPart, PermissionRules, Rule, RuleMatch
 from .rules._text import RuleTextError
-from .settings._policy_file import load_policy
 from .settings._settings import PermissionSettings
 from .settings._sources import SettingsSource
 

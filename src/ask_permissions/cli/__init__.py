@@ -1,7 +1,7 @@
 """The ``ask-permissions`` command: ``demo``, ``check``, ``lint`` and ``mcp-proxy``.
 
-May import everything but ``integrations`` (``mcp-proxy`` imports its server only when it runs); nothing else
-in the package imports it.
+The top of the house: it may import every other package (``mcp-proxy`` imports its server only when it
+runs); nothing else in the package imports it.
 """
 
 from ._main import main, run

@@ -8,10 +8,10 @@ from importlib import resources
 from typing import Any, Final, TextIO
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions.loading._policy_file import load_policy
 from ask_permissions.policy._approval import ApprovalPolicy
 from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.queue._queue import Action
-from ask_permissions.settings._policy_file import load_policy
 
 from ._lint import describe_patterns
 

@@ -20,6 +20,7 @@ from typing import Final, final
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
 from ask_permissions._vocabulary import RuleSetLayer
+from ask_permissions.loading._policy_file import RISK_LEVELS
 from ask_permissions.policy._approval import ApprovalPolicy
 from ask_permissions.policy._records import describe_patterns
 from ask_permissions.policy._tool_metadata import read_metadata
@@ -38,7 +39,6 @@ from ask_permissions.rules._rules import PermissionRules, Rule
 from ask_permissions.rules._specifiers import SpecifierPattern
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError
 from ask_permissions.settings._field_lines import source_place
-from ask_permissions.settings._policy_file import RISK_LEVELS
 from ask_permissions.settings._settings import PermissionSettings
 
 from ._json_occurrence import can_occur_in_json

@@ -12,12 +12,12 @@ import json
 from typing import Any, Final
 
 from ask_permissions._errors import InvalidSnapshotError
+from ask_permissions.loading._policy_file import load_policy
 from ask_permissions.policy._layered import LayeredPolicy
 from ask_permissions.policy._tool_names import registry_names
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
-from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._settings import PermissionSettings
 
 from ._lint import Finding, lint_policy, lint_settings

@@ -13,9 +13,9 @@ import shlex
 from typing import Any, Final
 from urllib.parse import unquote, urlsplit, urlunsplit
 
+from ask_permissions.loading._policy_file import load_policy
 from ask_permissions.queue._open import describe_url, open_store
 from ask_permissions.queue._store import DEFAULT_SESSION
-from ask_permissions.settings._policy_file import load_policy
 
 __all__ = ["add_mcp_proxy_parser", "run_mcp_proxy"]
 

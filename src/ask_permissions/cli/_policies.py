@@ -8,13 +8,13 @@ import os
 import sqlite3
 from collections.abc import Callable, Iterator
 
+from ask_permissions.loading._policy_file import load_policy
 from ask_permissions.policy._layered import LayeredPolicy
 from ask_permissions.policy._policy import PolicyLike
 from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.queue._history import HistoryEntry, open_history
 from ask_permissions.queue._open import describe_url
 from ask_permissions.queue._queue import ApprovalQueue
-from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._settings import PermissionSettings
 
 from ._approvals import _store_error

@@ -17,6 +17,7 @@ from typing import Any, Final, TextIO, final
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._strict import fail
 from ask_permissions.evidence._suggest import Answer, SuggestionContext, Suggestions, suggest
+from ask_permissions.loading._policy_file import load_policy
 from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
 from ask_permissions.policy._layered import LayeredPolicy
 from ask_permissions.policy._records import Evaluator
@@ -24,7 +25,6 @@ from ask_permissions.queue._open import describe_url
 from ask_permissions.queue._queue import AUTO_APPROVER, ApprovalQueue
 from ask_permissions.rules._text import read_kinds
 from ask_permissions.settings._atomic import _locked
-from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
 from ask_permissions.settings._settings import AGENT_DIR, PermissionSettings
 from ask_permissions.settings._sources import settings_from_data

@@ -1,6 +1,7 @@
-"""Policies and their engine: what decides a tool call, and the decision as data.
+"""Policies and their pipeline: what decides a tool call, and the decision as data.
 
-Owns the policies (``ApprovalPolicy``, the mode gate, plan mode), tool metadata, hook results and decision
-records. May import ``rules`` and ``queue`` and the package's leaf modules; never ``settings``, ``cli`` or
-``integrations``.
+Owns the policies (``ApprovalPolicy``, ``LayeredPolicy``, the mode gate, plan mode), the pipeline they are
+built of, tool metadata, hooks, hook results and decision records. May import ``settings`` (the sources a
+layered policy reads), ``rules``, ``queue``, ``shell`` and the ground floor; never what is built on it
+(``loading``, ``sandbox``, ``evidence``, ``cli``, ``integrations``).
 """

@@ -4,5 +4,5 @@
 snapshot format), ``_drain`` (the drain protocol), ``_waiters`` (who waits on what), ``_queue``
 (``ApprovalQueue``), ``_grants`` (``SessionPermissionGrants``), ``_store`` (the store interface and
 ``MemoryStore``), and the durable stores ``_sqlite`` and ``_postgres`` over ``_sql``. May import only the
-package's leaf modules (``typing``, ``_errors``, ``_strict``, ``_clock``, ``_names``, ``_tool_call``).
+package's ground floor (``_vocabulary``, ``_errors``, ``_strict``, ``_clock``, ``_names``, ``_tool_call``).
 """

@@ -32,11 +32,10 @@ from ask_permissions.rules._patterns import ToolPattern, decode_pattern
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
 from ask_permissions.rules._text import RuleTextError, read_kinds, rule_tool_pattern
+from ask_permissions.settings._field_lines import with_line
+from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
 
-from ._field_lines import with_line
-from ._policy_text import MAX_POLICY_FILE_BYTES, parse_policy_bytes, read_policy_bytes
-
-__all__ = ["MAX_POLICY_FILE_BYTES", "RISK_LEVELS", "PolicySource", "load_policy", "parse_policy_bytes"]
+__all__ = ["RISK_LEVELS", "PolicySource", "load_policy"]
 
 PolicySource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A policy file's path (TOML when it ends in ``.toml``, JSON otherwise) or its already parsed data."""
