@@ -6,9 +6,12 @@ about each call of its plan and "runs" (records) what comes back approved; nothi
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import shutil
+import signal
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -473,7 +476,29 @@ class TestBadInput:
 
 
 class TestCommand:
-    """The command's own bad input: no store, a store that is not a database."""
+    """The command's own bad input: no store, a store that is not a database; Ctrl-C stops it."""
+
+    def test_ctrl_c_stops_it_while_a_page_listens(self, store_path: Path) -> None:
+        """Ctrl-C ends the open event streams and stops the inbox (exit 0), with a page still open."""
+        server = InboxServer(f"sqlite:///{store_path}")
+        connection = http.client.HTTPConnection(server.host, server.port, timeout=60)
+        try:
+            connection.request(
+                "GET", "/events", headers={"Cookie": server.cookie, "Host": f"{server.host}:{server.port}"}
+            )
+            events = connection.getresponse()
+            assert events.status == 200
+            assert events.read1(100).startswith(b"retry:")  # the page is listening
+            server.process.send_signal(signal.SIGINT)
+            try:
+                status = server.process.wait(30)
+            except subprocess.TimeoutExpired:
+                pytest.fail("Ctrl-C did not stop the inbox while a page listened to its events")
+            assert status == 0
+            assert events.read() == b""  # the stream ended: the page reconnects to whatever runs next
+        finally:
+            connection.close()
+            server.stop()
 
     def test_a_memory_store_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
         """memory: is no store another process shares: exit 2 saying so."""

@@ -71,6 +71,7 @@ class _Changes:
     def __init__(self, store: ApprovalStore) -> None:
         self._store = store
         self._number = 0
+        self._ended = False
         self._condition: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped = threading.Event()
@@ -92,6 +93,17 @@ class _Changes:
     @property
     def number(self) -> int:
         return self._number
+
+    @property
+    def ended(self) -> bool:
+        """Whether the server is stopping (every event stream ends)."""
+        return self._ended
+
+    def end(self) -> None:
+        """The server is stopping: end every event stream, since it would otherwise keep its connection,
+        and so the server, open until the page is closed."""
+        self._ended = True
+        self.bump()
 
     def _watch(self) -> None:
         seen = self._store.change_number()
@@ -119,12 +131,20 @@ class _Changes:
         assert self._condition is not None
         async with self._condition:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._condition.wait_for(lambda: self._number != seen), timeout)
+                await asyncio.wait_for(
+                    self._condition.wait_for(lambda: self._number != seen or self._ended), timeout
+                )
             return self._number
 
 
-def inbox_app(store: ApprovalStore, *, token: str, user: str, port: int, store_url: str) -> Starlette:
-    """The inbox's app over ``store``: answers are given as ``user``; ``token`` guards every request."""
+def inbox_app(
+    store: ApprovalStore, *, token: str, user: str, port: int, store_url: str
+) -> tuple[Starlette, Callable[[], None]]:
+    """The inbox's app over ``store``: answers are given as ``user``; ``token`` guards every request.
+
+    Returns the app, and what the server calls, on the app's loop, when it begins to stop: it ends the
+    event streams (a server waits for its open responses to finish before it stops).
+    """
     inbox = _Inbox(store, token=token, user=user, port=port, store_url=store_url)
 
     @contextlib.asynccontextmanager
@@ -143,7 +163,7 @@ def inbox_app(store: ApprovalStore, *, token: str, user: str, port: int, store_u
         Route("/answer", inbox.guarded(inbox.answer), methods=["POST"]),
         Route("/static/{name}", inbox.guarded(inbox.asset)),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan), inbox.changes.end
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -264,8 +284,10 @@ class _Inbox:
         async def stream() -> AsyncIterator[str]:
             seen = self.changes.number
             yield "retry: 1000\n\n"
-            while not await request.is_disconnected():
+            while not self.changes.ended and not await request.is_disconnected():
                 now = await self.changes.next(seen, _KEEPALIVE)
+                if self.changes.ended:
+                    return
                 if now != seen:
                     seen = now
                     yield f"event: changed\ndata: {now}\n\n"
