@@ -30,6 +30,8 @@ class Receiver:
         self.hold = threading.Event()  # set: each request waits for ``release`` before it is answered
         self.release = threading.Event()
         self.holding = threading.Event()
+        self.location: str | None = None  # sent with every answer (a redirect, with a 3xx status)
+        self.gets: list[str] = []  # paths asked for with GET (a notifier that followed a redirect)
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -43,6 +45,16 @@ class Receiver:
                     status = receiver.statuses.pop(0) if receiver.statuses else 200
                     receiver.changed.notify_all()
                 self.send_response(status)
+                if receiver.location is not None:
+                    self.send_header("Location", receiver.location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                with receiver.changed:
+                    receiver.gets.append(self.path)
+                    receiver.changed.notify_all()
+                self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -184,6 +196,23 @@ class TestDelivery:
             queue.submit(tool_call_id="c1", tool_name="Bash")
             notifier.close()
             assert len(receiver.requests) == 1
+            assert (notifier.delivered, notifier.dropped) == (0, 1)
+        finally:
+            receiver.close()
+
+    @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
+    def test_a_redirect_is_not_a_delivery(self, status: int) -> None:
+        """A 3xx is not followed (the event would be lost, or sent elsewhere): dropped, never delivered."""
+        receiver = Receiver([status])
+        try:
+            receiver.location = receiver.url.replace("/hook", "/elsewhere")
+            notifier = _notifier(receiver.url)
+            queue = ApprovalQueue()
+            notifier.attach(queue)
+            queue.submit(tool_call_id="c1", tool_name="Bash")
+            notifier.close()
+            assert len(receiver.requests) == 1
+            assert receiver.gets == []
             assert (notifier.delivered, notifier.dropped) == (0, 1)
         finally:
             receiver.close()

@@ -21,11 +21,13 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
+from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 from ask_permissions._errors import preview
 
 if TYPE_CHECKING:
+    from http.client import HTTPMessage
+
     from ask_permissions.queue._action import Action
     from ask_permissions.queue._queue import ApprovalQueue
 
@@ -44,6 +46,25 @@ Payload: TypeAlias = Callable[[dict[str, Any]], Mapping[str, Any]]
 
 _logger: Final = logging.getLogger("ask_permissions.notify")
 _RETRY_STATUSES: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is the receiver's answer, never followed: urllib would turn the POST into a GET without
+    the event, and count whatever answered that as a delivery (or send the request to another host)."""
+
+    def redirect_request(  # noqa: PLR0917  # urllib calls it with these six, by position
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        return None
+
+
+_open: Final = urllib.request.build_opener(_NoRedirects).open
 
 
 def _address(url: object) -> str:
@@ -285,7 +306,8 @@ class WebhookNotifier:
                     self._delivered += 1
                 return
             if status is not None and status not in _RETRY_STATUSES:
-                self._drop(f"{name} event: the receiver answered {status} (not retried)")
+                redirect = ", a redirect, which is not followed" if 300 <= status < 400 else ""
+                self._drop(f"{name} event: the receiver answered {status}{redirect} (not retried)")
                 return
             _logger.info(
                 "webhook %s: attempt %d of the %s event failed: %s", self._url, attempt + 1, name, problem
@@ -308,7 +330,7 @@ class WebhookNotifier:
             },
         )
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # as above
+            with _open(request, timeout=self._timeout) as response:  # as above
                 response.read()
                 return int(response.status), ""
         except urllib.error.HTTPError as error:
