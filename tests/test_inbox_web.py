@@ -283,6 +283,80 @@ class TestInBrowser:
             store.close()
 
 
+# What a model, a host or a person might write into a field the page shows: markup, attribute breakouts,
+# script URLs, a closing tag for each raw-text element, a bidi override that reorders what is read.
+HOSTILE = [
+    '<img src=x onerror="window.pwned=1">',
+    '"><svg onload=window.pwned=1>',
+    "'><script>window.pwned=1</script>",
+    "</textarea><script>window.pwned=1</script>",
+    "</template><img src=x onerror=window.pwned=1>",
+    "</pre><iframe src=javascript:window.pwned=1></iframe>",
+    "javascript:window.pwned=1",
+    "{{constructor.constructor('window.pwned=1')()}}",
+    "rm -rf ~ \u202e#/ dliub",
+]
+INJECTED = "img, svg, script:not([src^='/static/']), iframe, object, embed, a[href^='javascript']"
+
+
+class TestHostileText:
+    """Whatever a tool name, argument, reason, rule, session, feedback or name holds, the page shows it as
+    text: no markup of theirs reaches the page, and nothing of theirs runs."""
+
+    def test_every_field_is_text(self, inbox: InboxServer, browser: Any, store_path: Path) -> None:
+        """Pending cards and the history show hostile values literally, with no element made from them."""
+        store = SqliteStore(store_path)
+        try:
+            for number, text in enumerate(HOSTILE):
+                name = text.replace("\u202e", "")  # a session or a person's name is printable text
+                queue = ApprovalQueue(store=store, session=f"s{number} {name}")
+                why: AskExplanation = {
+                    "layer": "ask_rule",
+                    "rule": text,
+                    "source": text,
+                    "reason": text,
+                    "suggestions": [text],
+                    "scopes": {"once": text},
+                }
+                queue.submit(tool_call_id="a", tool_name=f"T{text}", args={text: text, "n": [text]}, why=why)
+                queue.submit(tool_call_id="b", tool_name=f"T{text}", args={"x": text * 40}, why=why)
+                queue.submit(tool_call_id="c", tool_name=f"T{text}", message=text)
+                queue.reject(2, feedback=text, decided_by=f"p {name}")
+                queue.approve(3, arguments={text: text}, decided_by=f"q {name}")
+            page = browser.new_page()
+            dialogs: list[str] = []
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            page.goto(inbox.url)
+            page.locator("#live.on").wait_for(timeout=SECONDS)
+            cards = page.locator("article.action")
+            assert cards.count() == len(HOSTILE)
+            for button in page.locator("button.edit").all():
+                button.click()  # the editor's template becomes part of the page
+            assert page.locator(INJECTED).count() == 0
+            tools = page.locator("article.action .tool").all_text_contents()  # cards off screen too
+            assert sorted(tools) == sorted(f"T{text}".replace("\u202e", "\\u202e") for text in HOSTILE)
+            for card, text in zip(cards.all(), HOSTILE, strict=True):
+                shown = text.replace("\u202e", "\\u202e")
+                assert card.locator(".reason").text_content() == shown
+                assert card.locator(".suggestions code").text_content() == shown
+                edited = json.loads(card.get_by_label("Edited arguments (JSON)").input_value())
+                assert edited == {text: text, "n": [text]}  # the editor holds the very call
+            page.get_by_role("link", name="History").click()
+            page.locator("#history tbody tr").first.wait_for(timeout=SECONDS)
+            assert page.locator("#history tbody tr").count() == 2 * len(HOSTILE)
+            for details in page.locator("#history details").all():
+                details.evaluate("element => { element.open = true; }")
+            assert page.locator(INJECTED).count() == 0
+            history = page.locator("#history").inner_text()
+            for text in HOSTILE:
+                assert "p " + text.replace("\u202e", "") in history  # who rejected
+                assert text.replace("\u202e", "\\u202e") in history  # their feedback
+            assert page.evaluate("window.pwned") is None
+            assert dialogs == []
+        finally:
+            store.close()
+
+
 @pytest.fixture(scope="module")
 def shared_store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One store for the bad-input tests: each has a session of its own in it."""
