@@ -325,7 +325,12 @@ class TestHostileText:
                 queue.approve(3, arguments={text: text}, decided_by=f"q {name}")
             page = browser.new_page()
             dialogs: list[str] = []
-            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+
+            def dismiss(dialog: Any) -> None:
+                dialogs.append(dialog.message)
+                dialog.dismiss()
+
+            page.on("dialog", dismiss)
             page.goto(inbox.url)
             page.locator("#live.on").wait_for(timeout=SECONDS)
             cards = page.locator("article.action")
