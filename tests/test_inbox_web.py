@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import threading
 from collections.abc import Iterator
@@ -544,6 +545,26 @@ class TestBadInput:
         finally:
             ann.stop()
             bob.stop()
+
+    def test_a_store_that_cannot_record_says_so(
+        self, inbox: InboxServer, queue: ApprovalQueue, store_path: Path
+    ) -> None:
+        """An answer the store cannot take now (another process holds its write lock) is 503 with the
+        reason, as JSON the page shows; nothing changed, and the same answer works once the lock is gone."""
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
+        blocker = sqlite3.connect(store_path, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")
+            status, reply = inbox.answer(form)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        assert status == 503, reply
+        assert "nothing was changed" in reply["message"]
+        assert "locked" in reply["message"]
+        assert queue.is_pending(1)
+        status, reply = inbox.answer(form)
+        assert (status, reply["ok"]) == (200, True)
 
     def test_the_action_reads_as_json(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """GET /action gives one action as JSON; an unknown one is 404."""

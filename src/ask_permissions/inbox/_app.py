@@ -32,6 +32,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ask_permissions._errors import ResolutionNotRecordedError, StoreUnavailableError
 from ask_permissions.policy._digest import args_digest
 from ask_permissions.queue._action import Action
 from ask_permissions.queue._open import describe_url
@@ -204,7 +205,10 @@ class _Inbox:
                         media_type="text/plain",
                     )
                 )
-            return _secured(await handler(request))
+            try:
+                return _secured(await handler(request))
+            except StoreUnavailableError as error:
+                return _secured(self._reply(request, 503, f"503: {_unavailable(error)}"))
 
         return guard
 
@@ -379,7 +383,7 @@ class _Inbox:
     ) -> Response:
         if request.headers.get("x-requested-with") == "fetch":
             return JSONResponse({"ok": status == 200, "message": message, "action": data}, status_code=status)
-        if status in (401, 403):
+        if status in (401, 403, 503):
             return Response(message, status_code=status, media_type="text/plain")
         # A form posted without the page's script: back to the page, saying what happened.
         return RedirectResponse("/?" + urlencode({"notice": message}), status_code=303)
@@ -393,6 +397,13 @@ def _secured(response: Response) -> Response:
     for name, value in _HEADERS.items():
         response.headers.setdefault(name, value)
     return response
+
+
+def _unavailable(error: StoreUnavailableError) -> str:
+    """What a person reads when the store could not do what they asked now (its error says why)."""
+    if isinstance(error, ResolutionNotRecordedError):
+        return f"{error}; the answer was given, and this inbox keeps recording it until the store takes it"
+    return f"the store cannot do this now: {error}; nothing was changed, try again"
 
 
 def _status(action: Action) -> str:
