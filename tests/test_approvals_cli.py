@@ -329,6 +329,60 @@ class TestWatch:
         ]
         assert (events[1]["decided_by"], events[1]["feedback"]) == ("bob", "no")
 
+    def test_a_resolution_seen_while_applying_is_printed(self, store_url: str, store: ApprovalStore) -> None:
+        """An approval whose on_approve runs while watch looks (the action is "applying") is still printed
+        once it is recorded."""
+        session = fresh_session()
+        lines: list[str] = []
+        changed = threading.Condition()
+
+        class Out:
+            def write(self, text: str) -> int:
+                with changed:
+                    lines.extend(line for line in text.splitlines() if line)
+                    changed.notify_all()
+                return len(text)
+
+            def flush(self) -> None:
+                return
+
+        statuses: list[int] = []
+
+        def watch() -> None:
+            from ask_permissions.cli._approvals import run_approvals
+            from ask_permissions.cli._main import _parser
+
+            argv = ["approvals", "watch", "--json", "--limit", "3", "--timeout", "30", "--session", session]
+            options = _parser().parse_args([*argv, "--store", store_url])
+            statuses.append(run_approvals(options, Out()))  # type: ignore[arg-type]
+
+        other = open_store(store_url)
+        try:
+            host = ApprovalQueue(store=other, session=session)
+
+            def on_approve(action: object) -> None:
+                # While this runs the action is "applying": make watch look now, and wait until it did.
+                host.submit(tool_call_id="c2", tool_name="deploy")
+                with changed:
+                    assert changed.wait_for(lambda: len(lines) >= 2, 20)
+
+            host.on_approve = on_approve
+            host.submit(tool_call_id="c1", tool_name="bash")
+            watcher = start(watch)
+            with changed:
+                assert changed.wait_for(lambda: len(lines) >= 1, 20)
+            host.approve(1, decided_by="ann")
+            join(watcher)
+        finally:
+            other.close()
+        assert statuses == [0]
+        events = [json.loads(line) for line in lines]
+        assert [(event["event"], event["id"], event["status"]) for event in events] == [
+            ("submitted", 1, "pending"),
+            ("submitted", 2, "pending"),
+            ("resolved", 1, "approved"),
+        ]
+
     def test_timeout(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         """--timeout ends a watch that saw nothing, with status 0."""
         status, out, _ = run(capsys, f"sqlite:///{tmp_path / 'quiet.db'}", "watch", "--timeout", "0.1")
