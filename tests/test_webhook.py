@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ask_permissions import ApprovalQueue, WebhookNotifier, slack_message
+from ask_permissions.notify._webhook import event_data
 
 SECRET = b"shared-secret"
 WAIT = 20.0  # seconds a test waits for what must happen (never a timing assertion)
@@ -165,6 +166,36 @@ class TestEvents:
         assert texts[0].startswith(":raised_hand: Bash waits for approval (#1 in session s): needs eyes")
         assert '{"command": "make"}' in texts[0]
         assert texts[1] == "Bash #1 in session s was rejected by bob: not now"
+
+    @pytest.mark.parametrize("where", ["tool", "args", "reason", "session", "feedback", "decided_by"])
+    def test_slack_messages_carry_no_markup_of_the_call(self, where: str) -> None:
+        """What a model or a tool wrote reaches the channel as text: no mention, no link of its own, no
+        end to the arguments' code block, no line that looks like another message."""
+        hostile = (
+            "```\n:white_check_mark: approved by ann <!channel> <https://evil.example|Open the inbox> &amp;"
+        )
+        queue = ApprovalQueue(session=hostile.replace("\n", " ") if where == "session" else "s")
+        queue.submit(
+            tool_call_id="c1",
+            tool_name=hostile if where == "tool" else "Bash",
+            args={"command": hostile if where == "args" else "make"},
+            message=hostile if where == "reason" else "needs eyes",
+        )
+        submitted = event_data("submitted", queue.session, queue[1])  # type: ignore[arg-type]
+        queue.reject(
+            1,
+            feedback=hostile if where == "feedback" else None,
+            decided_by=hostile.replace("\n", " ") if where == "decided_by" else "bob",
+        )
+        resolved = event_data("resolved", queue.session, queue[1])  # type: ignore[arg-type]
+        texts = [slack_message(submitted)["text"], slack_message(resolved)["text"]]
+        for text, fences in zip(texts, (2, 0), strict=True):
+            assert "<" not in text, text  # Slack's mentions and links all start with one
+            assert ">" not in text, text
+            assert text.count("```") == fences, text  # only the arguments' own block
+            assert not any(line.startswith(":white_check_mark:") for line in text.splitlines()), text
+        shown = "".join(texts)
+        assert "&lt;!channel&gt; &lt;https://evil.example|Open the inbox&gt; &amp;amp;" in shown
 
 
 class TestDelivery:

@@ -130,22 +130,38 @@ def event_data(name: EventName, session: str, action: Action) -> dict[str, Any]:
 def slack_message(event: dict[str, Any]) -> dict[str, Any]:
     """A Slack incoming-webhook body (``{"text": ...}``) for an event: who waits for what, or who answered."""
     action = event["action"]
-    where = f"#{action['id']} in session {event['session']}"
-    args = json.dumps(action["args"], ensure_ascii=False)
+    tool = _slack_text(action["tool"])
+    where = f"#{action['id']} in session {_slack_text(event['session'])}"
+    args = json.dumps(action["args"], ensure_ascii=False, default=str)
     if len(args) > 500:
         args = args[:497] + "..."
     if event["event"] == "submitted":
-        text = (
-            f":raised_hand: {action['tool']} waits for approval ({where}): {action['reason']}\n```{args}```"
-        )
+        reason = f": {_slack_text(action['reason'])}" if action["reason"] else ""
+        text = f":raised_hand: {tool} waits for approval ({where}){reason}\n```{_slack_text(args)}```"
     else:
-        by = f" by {action['decided_by']}" if action["decided_by"] else ""
+        by = f" by {_slack_text(action['decided_by'])}" if action["decided_by"] else ""
         detail = (
             f" (scope {action['scope']}{', edited' if action['edited'] else ''})" if action["scope"] else ""
         )
-        feedback = f": {action['feedback']}" if action["feedback"] else ""
-        text = f"{action['tool']} {where} was {action['status']}{by}{detail}{feedback}"
+        feedback = f": {_slack_text(action['feedback'])}" if action["feedback"] else ""
+        text = f"{tool} {where} was {action['status']}{by}{detail}{feedback}"
     return {"text": text}
+
+
+def _slack_text(value: object) -> str:
+    """What a model, a tool or a person wrote, as text in a Slack message and nothing more: ``&``, ``<`` and
+    ``>`` as the entities Slack asks for (so it holds no mention and no link of its own), a zero-width space
+    after each backtick (so it neither opens nor closes a code block), and every unprintable character, a
+    line break among them, as its escape (so it stays on its line and in its order)."""
+    text = "".join(
+        char
+        if char.isprintable()
+        else json.dumps(char)[1:-1]
+        if ord(char) < 0x10000
+        else f"\\U{ord(char):08x}"
+        for char in str(value)
+    )
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "`\u200b")
 
 
 @final
