@@ -460,6 +460,7 @@ class TestEditedAnswers:
     ) -> None:
         """The edit is kept as edited_args, who approved as decided_by; the line says it was edited."""
         queue = queue_in(store)
+        store.record_scopes(queue.session, {"once": "runs this call once"})  # as a policy over it does
         queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "rm -rf build dist"})
         status, out, err = run(
             capsys,
@@ -478,6 +479,22 @@ class TestEditedAnswers:
         action = queue[1]
         assert action is not None
         assert (action.edited_args, action.decided_by) == ({"command": "rm -rf build"}, "ann")
+
+    def test_an_edit_no_policy_said_it_runs_is_refused(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """A call no policy queued, in a session no policy spoke for (an agent of an earlier version, a host
+        running the queued call itself), takes no edit: exit 2 saying why, and nothing is approved."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "rm -rf build dist"})
+        edit = '{"command": "rm -rf build"}'
+        status, out, err = run(
+            capsys, store_url, "approve", "1", "--arguments", edit, "--as", "ann", "--session", queue.session
+        )
+        assert (status, out) == (2, "")
+        assert_one_line_error(err, f"--arguments: action 1: no policy over session {queue.session!r} said")
+        assert "the model's own arguments might run instead" in err
+        assert queue.is_pending(1)
 
     def test_arguments_as_asked_are_no_edit(
         self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore

@@ -6,6 +6,7 @@ about each call of its plan and "runs" (records) what comes back approved; nothi
 
 from __future__ import annotations
 
+import html
 import http.client
 import json
 import os
@@ -486,6 +487,30 @@ class TestBadInput:
         assert status == 400
         assert message in reply["message"]
         assert queue.is_pending(1)
+
+    def test_an_edit_the_host_might_not_run(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """No policy over the session said its host runs edits: the card offers no Edit, a crafted edit is
+        400 saying why and changes nothing; once a policy spoke for the session, the same edit is given."""
+        status, _, body = inbox.request("GET", "/fragment")
+        assert status == 200
+        card = body[body.index(f'data-key="1@{html.escape(queue.session)}"') :].split("</article>")[0]
+        assert '<button type="button" class="edit" disabled>Edit</button>' in card
+        assert "editor-template" not in card
+        form = {
+            **inbox.card_form(queue.session, 1),
+            "decision": "approve",
+            "scope": "once",
+            "arguments": '{"command": "ls -a"}',
+        }
+        status, reply = inbox.answer(form)
+        assert status == 400
+        assert "no policy over session" in reply["message"]
+        assert "the model's own arguments might run instead" in reply["message"]
+        assert queue.is_pending(1)
+        queue.store.record_scopes(queue.session, {"once": "runs this call once"})  # a policy's word
+        status, reply = inbox.answer(form)
+        assert status == 200, reply
+        assert queue[1].edited_args == {"command": "ls -a"}  # type: ignore[union-attr]
 
     def test_a_scope_the_host_would_not_honour(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """A crafted scope the page did not offer is refused, saying why; the action stays pending."""

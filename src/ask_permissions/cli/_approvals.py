@@ -17,6 +17,7 @@ from ask_permissions.inbox._answers import (
     AnswerError,
     answer_scopes,
     default_user,
+    edit_refusal,
     is_unchanged,
     read_arguments,
     scope_refusal,
@@ -328,6 +329,10 @@ def _resolve(out: TextIO, store: ApprovalStore, options: argparse.Namespace) -> 
             refused = scope_refusal(store, queue.session, action, options.scope)
             if refused is not None:
                 raise AnswerError(f"--scope {options.scope}: {refused}")
+            if arguments is not None and not is_unchanged(action, arguments):
+                refused = edit_refusal(store, queue.session, action)
+                if refused is not None:
+                    raise AnswerError(f"--arguments: {refused}")
     missed: list[str] = []
     for queue, action in located:
         if approve:

@@ -39,7 +39,15 @@ from ask_permissions.queue._open import describe_url
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.queue._store import ApprovalStore, check_session
 
-from ._answers import AnswerError, answer_scopes, is_unchanged, read_arguments, scope_refusal
+from ._answers import (
+    AnswerError,
+    answer_scopes,
+    edit_refusal,
+    is_unchanged,
+    read_arguments,
+    runs_edits,
+    scope_refusal,
+)
 from ._page import Card, Filters, render_history, render_page, render_pending
 
 __all__ = ["COOKIE_PREFIX", "inbox_app"]
@@ -238,8 +246,19 @@ class _Inbox:
             if filters.session in (None, session) and filters.tool in (None, action.tool_name)
         ]
         shown.sort(key=lambda entry: (entry[1].submitted_at, entry[0], entry[1].id))
+        # What each session's host said it honours, read once per session for the actions that need it.
+        recorded = {
+            session: self.store.honoured_scopes(session)
+            for session in {session for session, action in shown if action.why is None}
+        }
         cards = [
-            Card(session, action, answer_scopes(self.store, session, action)) for session, action in shown
+            Card(
+                session,
+                action,
+                answer_scopes(self.store, session, action, recorded),
+                runs_edits(self.store, session, action, recorded),
+            )
+            for session, action in shown
         ]
         return cards, every
 
@@ -364,6 +383,10 @@ class _Inbox:
                 except AnswerError as error:
                     return 400, str(error), None
                 edit = None if is_unchanged(action, parsed) else parsed
+            if edit is not None:
+                refused = edit_refusal(self.store, session, action)
+                if refused is not None:
+                    return 400, f"edited arguments: {refused}", None
             try:
                 done = queue.approve(action_id, scope=scope, arguments=edit, decided_by=self.user)  # type: ignore[arg-type]
             except (TypeError, ValueError) as error:  # an edit JSON holds but a store cannot (a huge number)
