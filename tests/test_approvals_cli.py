@@ -231,6 +231,50 @@ class TestShowApproveReject:
         default.reject(submitted)
 
 
+class _Lines:
+    """What a watch prints, line by line, and a way to wait for it."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.changed = threading.Condition()
+
+    def write(self, text: str) -> int:
+        with self.changed:
+            self.lines.extend(line for line in text.splitlines() if line)
+            self.changed.notify_all()
+        return len(text)
+
+    def flush(self) -> None:
+        return
+
+    def wait_for(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.lines) >= count, 20), self.lines
+
+
+def _watching(store_url: str, session: str, limit: int, out: _Lines, statuses: list[int]) -> threading.Thread:
+    """``approvals watch --json --limit LIMIT --session SESSION`` on a thread, printing into ``out``."""
+
+    def watch() -> None:
+        from ask_permissions.cli._approvals import run_approvals
+        from ask_permissions.cli._main import _parser
+
+        argv = [
+            "approvals",
+            "watch",
+            "--json",
+            "--limit",
+            str(limit),
+            "--timeout",
+            "30",
+            "--session",
+            session,
+        ]
+        statuses.append(run_approvals(_parser().parse_args([*argv, "--store", store_url]), out))  # type: ignore[arg-type]
+
+    return start(watch)
+
+
 class TestWatch:
     """watch prints the pending actions, then each new one as another process submits it."""
 
@@ -291,30 +335,9 @@ class TestWatch:
         """An answer given by another process is printed as a resolved event, naming who gave it."""
         queue = queue_in(store)
         queue.submit(tool_call_id="c1", tool_name="bash")
-        printed = threading.Event()
-        lines: list[str] = []
-
-        class Out:
-            def write(self, text: str) -> int:
-                lines.extend(line for line in text.splitlines() if line)
-                printed.set()
-                return len(text)
-
-            def flush(self) -> None:
-                return
-
-        statuses: list[int] = []
-
-        def watch() -> None:
-            from ask_permissions.cli._approvals import run_approvals
-            from ask_permissions.cli._main import _parser
-
-            argv = ["approvals", "watch", "--json", "--limit", "2", "--session", queue.session]
-            options = _parser().parse_args([*argv, "--store", store_url])
-            statuses.append(run_approvals(options, Out()))  # type: ignore[arg-type]
-
-        watcher = start(watch)
-        assert printed.wait(10)
+        out, statuses = _Lines(), list[int]()
+        watcher = _watching(store_url, queue.session, 2, out, statuses)
+        out.wait_for(1)
         other = open_store(store_url)
         try:
             ApprovalQueue(store=other, session=queue.session).reject(1, feedback="no", decided_by="bob")
@@ -322,7 +345,7 @@ class TestWatch:
         finally:
             other.close()
         assert statuses == [0]
-        events = [json.loads(line) for line in lines]
+        events = [json.loads(line) for line in out.lines]
         assert [(event["event"], event["status"]) for event in events] == [
             ("submitted", "pending"),
             ("resolved", "rejected"),
@@ -333,29 +356,7 @@ class TestWatch:
         """An approval whose on_approve runs while watch looks (the action is "applying") is still printed
         once it is recorded."""
         session = fresh_session()
-        lines: list[str] = []
-        changed = threading.Condition()
-
-        class Out:
-            def write(self, text: str) -> int:
-                with changed:
-                    lines.extend(line for line in text.splitlines() if line)
-                    changed.notify_all()
-                return len(text)
-
-            def flush(self) -> None:
-                return
-
-        statuses: list[int] = []
-
-        def watch() -> None:
-            from ask_permissions.cli._approvals import run_approvals
-            from ask_permissions.cli._main import _parser
-
-            argv = ["approvals", "watch", "--json", "--limit", "3", "--timeout", "30", "--session", session]
-            options = _parser().parse_args([*argv, "--store", store_url])
-            statuses.append(run_approvals(options, Out()))  # type: ignore[arg-type]
-
+        out, statuses = _Lines(), list[int]()
         other = open_store(store_url)
         try:
             host = ApprovalQueue(store=other, session=session)
@@ -363,20 +364,18 @@ class TestWatch:
             def on_approve(action: object) -> None:
                 # While this runs the action is "applying": make watch look now, and wait until it did.
                 host.submit(tool_call_id="c2", tool_name="deploy")
-                with changed:
-                    assert changed.wait_for(lambda: len(lines) >= 2, 20)
+                out.wait_for(2)
 
             host.on_approve = on_approve
             host.submit(tool_call_id="c1", tool_name="bash")
-            watcher = start(watch)
-            with changed:
-                assert changed.wait_for(lambda: len(lines) >= 1, 20)
+            watcher = _watching(store_url, session, 3, out, statuses)
+            out.wait_for(1)
             host.approve(1, decided_by="ann")
             join(watcher)
         finally:
             other.close()
         assert statuses == [0]
-        events = [json.loads(line) for line in lines]
+        events = [json.loads(line) for line in out.lines]
         assert [(event["event"], event["id"], event["status"]) for event in events] == [
             ("submitted", 1, "pending"),
             ("submitted", 2, "pending"),
