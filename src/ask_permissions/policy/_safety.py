@@ -169,7 +169,11 @@ def _names_a_program(lowered: str) -> bool:
 
 
 PROTECTED_PATHS: Final = ProtectedPaths(
-    directories=frozenset({".git", ".agent", ".vscode", ".idea", ".husky", ".claude", ".devcontainer"}),
+    directories=frozenset(
+        {".git", ".agent", ".vscode", ".idea", ".husky", ".claude", ".devcontainer"}
+        # Keys that log in (authorized_keys, ssh config's ProxyCommand) and gpg's agent, which runs a program.
+        | {".ssh", ".gnupg"}
+    ),
     files=frozenset(
         {
             # Shell start-up files: whatever they hold runs in the next shell.
