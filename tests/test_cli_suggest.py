@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from ask_permissions import load_policy
+from ask_permissions import SqliteStore, ToolCall, load_policy
 from ask_permissions.cli._main import main
 from ask_permissions.cli._suggest import _planned
 
@@ -92,6 +92,50 @@ class TestSuggest:
         assert "each rule was tried on the 5 rejected calls" in out
         assert "were decided again: none would proceed" in out
         assert "NOT PROVEN" not in out
+
+
+EDITED_POLICY = 'version = 1\nrequire_approval = ["Bash"]\n'
+
+
+def _edited_store(tmp_path: Path) -> tuple[str, Path]:
+    """A store where a person twice changed ``git push --force origin main`` into a plain push, then
+    approved their edit, and approved ``git status -s`` twice as it was."""
+    policy = tmp_path / "policy.toml"
+    policy.write_text(EDITED_POLICY, encoding="utf-8")
+    database = tmp_path / "store.db"
+    store = SqliteStore(database)
+    try:
+        live = load_policy(policy, store=store)
+        for number in range(2):
+            forced = live.before_tool_call(ToolCall("Bash", {"command": "git push --force origin main"}))
+            assert forced["action"] == "pending"
+            live.approve(forced["action_id"], arguments={"command": "git push origin main"}, decided_by="ana")
+            plain = live.before_tool_call(ToolCall("Bash", {"command": f"git status -s{' .' * number}"}))
+            assert plain["action"] == "pending"
+            live.approve(plain["action_id"], decided_by="ana")
+    finally:
+        store.close()
+    return f"sqlite:///{database}", policy
+
+
+class TestEditedApprovals:
+    """A person who changed a call before approving it did not approve the call as the model made it."""
+
+    def test_an_edited_call_teaches_no_rule_for_itself(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The original of an edited approval counts as refused: no rule allows it."""
+        url, policy = _edited_store(tmp_path)
+        assert main(["suggest", "--store", url, "--policy", str(policy), "--json"]) == 0
+        found = json.loads(capsys.readouterr().out)
+        rules = [rule["rule"] for rule in found["rules"]]
+        assert rules == ["Bash(git status -s *)"]
+        allowed = load_policy(
+            {"version": 1, "require_approval": ["Bash"], "permissions": {"allow": rules}}
+        ).evaluate(ToolCall("Bash", {"command": "git push --force origin main"}))
+        assert allowed.outcome == "pending"
+        assert found["approvals"] == 2
+        assert found["rejections"] == 2
 
 
 class TestWrite:

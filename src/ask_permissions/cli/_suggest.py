@@ -80,11 +80,13 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
     context = suggestion_context(options.policy or _implied_policy(options.write))
     with read_history(options.store) as actions:
         answers = [
+            # A person who edited the call approved their own call instead: the model's stays refused.
             Answer(
                 entry.action.tool_name,
                 entry.action.args,
-                entry.action.is_approved,
-                f"session {entry.session!r} action {entry.action.id}",
+                entry.action.is_approved and not entry.action.is_edited,
+                f"session {entry.session!r} action {entry.action.id}"
+                + (" (approved as edited)" if entry.action.is_edited else ""),
             )
             for entry in actions
             if entry.action.status in ("approved", "rejected")
