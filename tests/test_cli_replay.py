@@ -101,6 +101,71 @@ class TestReplayFromAudit:
         assert "21 recorded calls" in capsys.readouterr().out
 
 
+ASKING_POLICY = 'version = 1\nrequire_approval = ["Bash"]\n'
+ALLOWING_POLICY = ASKING_POLICY + '\n[permissions]\nallow = ["Bash(git diff *)", "Bash(npm publish)"]\n'
+
+
+def _run_and_answer(policy: Path, calls: list[tuple[str, bool | dict[str, str]]], lines: list[str]) -> None:
+    """One process's run: each Bash call asks, and is approved (True), rejected (False) or approved with
+    the edited arguments given; every record goes to ``lines``. Each run's queue counts ids from 1."""
+    from ask_permissions import ToolCall, load_policy
+
+    live = load_policy(
+        policy, on_decision=lambda record: lines.append(json.dumps(record.to_dict())), record_arguments=True
+    )
+    for command, answer in calls:
+        result = live.before_tool_call(ToolCall("Bash", {"command": command}))
+        assert result["action"] == "pending"
+        if answer is True:
+            live.approve(result["action_id"])
+        elif answer is False:
+            live.reject(result["action_id"], feedback="no")
+        else:
+            live.approve(result["action_id"], arguments=answer)
+
+
+class TestAnswersOfAsks:
+    """Each ask is given the answer its own resolution record tells, whatever other runs wrote."""
+
+    def test_runs_appended_to_one_log_keep_their_own_answers(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Two runs, both with an action 1: the approval of the first and the rejection of the second are
+        each their own call's."""
+        old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+        old.write_text(ASKING_POLICY, encoding="utf-8")
+        new.write_text(ALLOWING_POLICY, encoding="utf-8")
+        lines: list[str] = []
+        _run_and_answer(old, [("git diff HEAD", True)], lines)
+        _run_and_answer(old, [("npm publish", False)], lines)
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        assert main(["replay", str(new), "--from", str(audit), "--json"]) == 1
+        changes = {c["rule"]: c["answers"] for c in json.loads(capsys.readouterr().out)["changes"]}
+        assert changes == {
+            "allow Bash(git diff *)": {"approved": 1},
+            "allow Bash(npm publish)": {"rejected": 1},
+        }
+
+    def test_an_answer_before_its_ask_is_not_its_answer(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A resolution of action 1 written before a later run's ask 1 does not answer that ask."""
+        old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+        old.write_text(ASKING_POLICY, encoding="utf-8")
+        new.write_text(ALLOWING_POLICY, encoding="utf-8")
+        lines: list[str] = []
+        _run_and_answer(old, [("git diff HEAD", True)], lines)
+        second: list[str] = []
+        _run_and_answer(old, [("git diff HEAD", False)], second)
+        lines.append(second[0])  # the second run's ask, never answered in this log
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        main(["replay", str(new), "--from", str(audit), "--json"])
+        (change,) = json.loads(capsys.readouterr().out)["changes"]
+        assert change["answers"] == {"approved": 1, "pending": 1}
+
+
 class TestReplayFromStore:
     """A store is opened read-only (tests/test_history.py replays both stores and checks nothing changed)."""
 

@@ -8,7 +8,7 @@ answer). Each is decided again as a dry run (``policy.evaluate``): nothing is qu
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, final
 
 from ask_permissions._tool_call import ToolCall
@@ -125,16 +125,20 @@ _ORDER: Final = {
 def calls_from_audit(lines: Iterable[AuditLine]) -> Iterable[RecordedCall]:
     """The decided calls of audit lines (resolution records give the asks their answers, not calls).
 
-    An ask's answer is taken from the resolution record with its action id, when it comes later in the same
-    file; until then the ask counts as unanswered.
+    An ask's answer is taken from the resolution record of the same action (its id, tool and arguments'
+    digest) that comes later in the same file; until then the ask counts as unanswered. Action ids are a
+    queue's own, so runs appended to one file reuse them: a resolution answers the latest ask before it
+    that it can be, never one of a run that came after it.
     """
-    asks: dict[int, int] = {}
+    waiting: dict[tuple[int, str, str], list[int]] = {}  # unanswered asks' positions, oldest first
     calls: list[RecordedCall] = []
-    answers: dict[int, str] = {}
     for line in lines:
         if line.is_resolution:
             if line.action_id is not None:
-                answers[line.action_id] = "approved" if line.verdict in APPROVALS else "rejected"
+                asks = waiting.get((line.action_id, line.tool, line.args_digest))
+                if asks:
+                    position = asks.pop()
+                    calls[position] = replace(calls[position], answer=_answer(line))
             continue
         redacted = line.has_arguments and args_digest(line.arguments) != line.args_digest
         call = RecordedCall(
@@ -150,25 +154,14 @@ def calls_from_audit(lines: Iterable[AuditLine]) -> Iterable[RecordedCall]:
             redacted=redacted,
         )
         if line.outcome == "pending" and line.action_id is not None:
-            asks[len(calls)] = line.action_id
+            waiting.setdefault((line.action_id, line.tool, line.args_digest), []).append(len(calls))
         calls.append(call)
-    for position, action_id in asks.items():
-        answer = answers.get(action_id)
-        if answer is not None:
-            call = calls[position]
-            calls[position] = RecordedCall(
-                call.where,
-                call.tool,
-                call.arguments,
-                call.has_arguments,
-                call.outcome,
-                call.rule,
-                answer,
-                call.tool_call_id,
-                call.digest,
-                call.redacted,
-            )
     return calls
+
+
+def _answer(resolution: AuditLine) -> str:
+    """How a resolution record answered its ask: ``approved`` or ``rejected``."""
+    return "approved" if resolution.verdict in APPROVALS else "rejected"
 
 
 def calls_from_store(entries: Iterable[HistoryEntry], store: str) -> Iterable[RecordedCall]:
