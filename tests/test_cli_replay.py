@@ -165,6 +165,39 @@ class TestAnswersOfAsks:
         (change,) = json.loads(capsys.readouterr().out)["changes"]
         assert change["answers"] == {"approved": 1, "pending": 1}
 
+    def test_an_edited_approval_is_told_apart(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A call a person approved only as edited is reported as edited, not as approved: from the audit
+        log and from the store."""
+        from ask_permissions import SqliteStore, ToolCall, load_policy
+
+        old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+        old.write_text(ASKING_POLICY, encoding="utf-8")
+        new.write_text(ALLOWING_POLICY, encoding="utf-8")
+        lines: list[str] = []
+        _run_and_answer(old, [("npm publish", {"command": "npm pack"}), ("git diff a", True)], lines)
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        main(["replay", str(new), "--from", str(audit), "--json"])
+        changes = {c["rule"]: c["answers"] for c in json.loads(capsys.readouterr().out)["changes"]}
+        assert changes["allow Bash(npm publish)"] == {"edited": 1}
+        assert changes["allow Bash(git diff *)"] == {"approved": 1}
+        main(["replay", str(new), "--from", str(audit)])
+        assert "1 by allow Bash(npm publish) (1 a person approved only as edited)" in capsys.readouterr().out
+        database = tmp_path / "store.db"
+        store = SqliteStore(database)
+        try:
+            live = load_policy(old, store=store)
+            result = live.before_tool_call(ToolCall("Bash", {"command": "npm publish"}))
+            assert result["action"] == "pending"
+            live.approve(result["action_id"], arguments={"command": "npm pack"})
+        finally:
+            store.close()
+        main(["replay", str(new), "--store", f"sqlite:///{database}", "--json"])
+        (change,) = json.loads(capsys.readouterr().out)["changes"]
+        assert change["answers"] == {"edited": 1}
+
 
 class TestReplayFromStore:
     """A store is opened read-only (tests/test_history.py replays both stores and checks nothing changed)."""

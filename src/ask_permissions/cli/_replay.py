@@ -19,7 +19,12 @@ __all__ = ["add_parser", "run_replay"]
 
 EXIT_UNCHANGED: Final = 0
 EXIT_CHANGED: Final = 1
-_ANSWERS: Final = {"approved": "a person approved", "rejected": "a person rejected", "pending": "unanswered"}
+_ANSWERS: Final = {
+    "approved": "a person approved",
+    "edited": "a person approved only as edited",
+    "rejected": "a person rejected",
+    "pending": "unanswered",
+}
 
 
 def add_parser(commands: argparse._SubParsersAction[Any]) -> None:

@@ -21,6 +21,8 @@ from ._audit import APPROVALS, AuditLine
 __all__ = ["Change", "RecordedCall", "Replay", "calls_from_audit", "calls_from_store", "replay"]
 
 EXAMPLES_PER_CHANGE: Final = 3
+EDITED: Final = "edited"
+"""The answer of an ask a person approved only with arguments of their own (the call as made was not)."""
 UNREPLAYABLE_SHOWN: Final = 20
 
 
@@ -29,9 +31,10 @@ UNREPLAYABLE_SHOWN: Final = 20
 class RecordedCall:
     """A call as recorded: where, what, what was decided then, and a person's answer if there was one.
 
-    ``answer`` is ``"approved"``, ``"rejected"`` or ``"pending"`` for a call that waited for a person (as
-    far as the record tells), else ``None``. ``arguments`` is ``None`` with ``has_arguments`` false when
-    the record did not keep them; ``redacted`` when what it kept is not what the model sent.
+    ``answer`` is ``"approved"``, ``"edited"`` (approved only with a person's own arguments), ``"rejected"``
+    or ``"pending"`` for a call that waited for a person (as far as the record tells), else ``None``.
+    ``arguments`` is ``None`` with ``has_arguments`` false when the record did not keep them; ``redacted``
+    when what it kept is not what the model sent.
     """
 
     where: str
@@ -160,7 +163,10 @@ def calls_from_audit(lines: Iterable[AuditLine]) -> Iterable[RecordedCall]:
 
 
 def _answer(resolution: AuditLine) -> str:
-    """How a resolution record answered its ask: ``approved`` or ``rejected``."""
+    """How a resolution record answered its ask: ``approved``, ``edited`` (a person approved arguments of
+    their own instead) or ``rejected``."""
+    if resolution.verdict == "allow_modified":
+        return EDITED
     return "approved" if resolution.verdict in APPROVALS else "rejected"
 
 
@@ -168,7 +174,9 @@ def calls_from_store(entries: Iterable[HistoryEntry], store: str) -> Iterable[Re
     """The calls of a store's actions: each waited for a person (``pending`` then), with its answer."""
     for entry in entries:
         action = entry.action
-        status = "pending" if action.status == "applying" else action.status
+        status: str = "pending" if action.status == "applying" else action.status
+        if action.is_approved and action.is_edited:
+            status = EDITED
         yield RecordedCall(
             where=f"{store} session {entry.session!r} action {action.id}",
             tool=action.tool_name,
