@@ -402,6 +402,42 @@ class TestAudit:
         assert captured.out == ""
         assert captured.err.startswith(f"ask-permissions: error: {audit}:2: outcome: expected one of")
 
+    def test_a_proxy_line_without_a_decision(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The MCP proxy's line for a call to a tool the upstream does not list holds no decision record:
+        audit counts it apart and replay passes over it, instead of refusing the whole log."""
+        from ask_permissions.integrations.mcp_proxy import AuditLog
+
+        _, new = policies
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(GOOD_LINE + "\n", encoding="utf-8")
+        AuditLog(audit).write(None, {"tool": "delete_everything", "did": "refused"})
+        assert main(["audit", str(audit), "--json"]) == 0
+        counts = json.loads(capsys.readouterr().out)
+        assert (counts["records"], counts["undecided"]) == (1, 1)
+        assert main(["audit", str(audit)]) == 0
+        assert "1 line of the MCP proxy holds no decision" in capsys.readouterr().out
+        assert main(["replay", str(new), "--from", str(audit)]) == 0
+        assert "not replayed: 1 records" in capsys.readouterr().out  # GOOD_LINE keeps no arguments
+
+    @pytest.mark.parametrize(
+        "line",
+        [
+            pytest.param('{"proxy": "refused"}', id="proxy-not-an-object"),
+            pytest.param('{"proxy": {"did": "refused"}, "tool": "x"}', id="half-a-record"),
+            pytest.param("{}", id="empty"),
+        ],
+    )
+    def test_only_a_bare_proxy_line_is_passed_over(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str
+    ) -> None:
+        """A line with record keys, or a proxy value that is no object, is still a bad record."""
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(line + "\n", encoding="utf-8")
+        assert main(["audit", str(audit)]) == 2
+        assert capsys.readouterr().err.startswith(f"ask-permissions: error: {audit}:1: ")
+
     def test_other_keys_are_the_writers(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The MCP proxy's extra keys are left alone."""
         audit = tmp_path / "audit.jsonl"
