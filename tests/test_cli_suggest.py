@@ -138,6 +138,104 @@ class TestEditedApprovals:
         assert found["rejections"] == 2
 
 
+def _edits_store(tmp_path: Path, approved: Path, rejected: Path) -> str:
+    """A store where a person approved two edits under ``approved`` and rejected one of ``rejected``."""
+    policy = tmp_path / "asking.toml"
+    policy.write_text('version = 1\nrequire_approval = ["Edit"]\n', encoding="utf-8")
+    database = tmp_path / "edits.db"
+    store = SqliteStore(database)
+    try:
+        live = load_policy(policy, store=store)
+        for path, yes in ((approved / "a.py", True), (approved / "b.py", True), (rejected / "key.py", False)):
+            result = live.before_tool_call(ToolCall("Edit", {"file_path": str(path)}))
+            assert result["action"] == "pending"
+            if yes:
+                live.approve(result["action_id"], decided_by="ana")
+            else:
+                live.reject(result["action_id"], decided_by="ana")
+    finally:
+        store.close()
+    return f"sqlite:///{database}"
+
+
+class TestWrittenWhereItWasProven:
+    """A path rule is written so that the file it goes to reads it as the proof did: relative to the
+    project it was proven in, else as an absolute path."""
+
+    def test_a_policy_file_without_cwd_gets_absolute_paths(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A policy file that names no cwd reads ./ rules from wherever the agent runs: the rules learned
+        in one project must not allow another project's rejected edit."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        policy = tmp_path / "shared" / "policy.toml"
+        policy.parent.mkdir()
+        policy.write_text('version = 1\nrequire_approval = ["Edit"]\n', encoding="utf-8")
+        here.mkdir()
+        monkeypatch.chdir(here)
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        capsys.readouterr()
+        allow = tomllib.loads(policy.read_text(encoding="utf-8"))["permissions"]["allow"]
+        assert allow == [f"Edit(/{here}/src/**)"]
+        (there / "src").mkdir(parents=True)
+        monkeypatch.chdir(there)
+        agent = load_policy(policy)
+        assert (
+            agent.evaluate(ToolCall("Edit", {"file_path": str(there / "src" / "key.py")})).outcome
+            == "pending"
+        )
+
+    def test_another_projects_settings_get_absolute_paths(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--policy one project, --write another's local settings: ./src there is not ./src here."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        for project in (here, there):
+            (project / ".agent").mkdir(parents=True)
+        local = there / ".agent" / "settings.local.json"
+        assert main(["suggest", "--store", url, "--policy", str(here), "--write", str(local)]) == 0
+        capsys.readouterr()
+        assert json.loads(local.read_text(encoding="utf-8"))["permissions"]["allow"] == [
+            f"Edit(/{here}/src/**)"
+        ]
+        from ask_permissions import ApprovalQueue, LayeredPolicy, PermissionSettings
+
+        agent = LayeredPolicy(queue=ApprovalQueue(), settings=PermissionSettings.load(project_dir=there))
+        assert (
+            agent.evaluate(ToolCall("Edit", {"file_path": str(there / "src" / "key.py")})).outcome
+            != "proceed"
+        )
+
+    def test_the_projects_own_settings_keep_relative_paths(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The project's own local settings read ./src from the project, as the proof did."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        (here / ".agent").mkdir(parents=True)
+        local = here / ".agent" / "settings.local.json"
+        assert main(["suggest", "--store", url, "--write", str(local)]) == 0
+        capsys.readouterr()
+        assert json.loads(local.read_text(encoding="utf-8"))["permissions"]["allow"] == ["Edit(./src/**)"]
+
+    def test_a_policy_file_with_its_cwd_keeps_relative_paths(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A policy file whose permissions name the cwd reads ./ rules from there, as the proof did."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        here.mkdir()
+        policy = here / "policy.toml"
+        policy.write_text(
+            'version = 1\nrequire_approval = ["Edit"]\n\n[permissions]\ncwd = "."\n', encoding="utf-8"
+        )
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        capsys.readouterr()
+        assert tomllib.loads(policy.read_text(encoding="utf-8"))["permissions"]["allow"] == ["Edit(./src/**)"]
+
+
 class TestWrite:
     """--write adds the rules to the file's allow list after printing the diff; the file still loads."""
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import difflib
 import json
 import os
@@ -25,7 +26,7 @@ from ask_permissions.rules._text import read_kinds
 from ask_permissions.settings._atomic import _locked
 from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
-from ask_permissions.settings._settings import AGENT_DIR, PermissionSettings
+from ask_permissions.settings._settings import AGENT_DIR, LOCAL_SETTINGS, PROJECT_SETTINGS, PermissionSettings
 from ask_permissions.settings._sources import settings_from_data
 from ask_permissions.typing import Evaluator
 
@@ -78,6 +79,10 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
     """
     out = sys.stdout if out is None else out
     context = suggestion_context(options.policy or _implied_policy(options.write))
+    if options.write is not None and _path_anchor(options.write) != context.root:
+        # The file reads ./ rules from elsewhere (another project, the agent's working directory): there a
+        # rule proven here would name other paths, some of them perhaps rejected.
+        context = dataclasses.replace(context, relative=False)
     with read_history(options.store) as actions:
         answers = [
             # A person who edited the call approved their own call instead: the model's stays refused.
@@ -127,6 +132,27 @@ def _implied_policy(write: str | None) -> str | None:
     if os.path.basename(directory) == AGENT_DIR:
         return os.path.dirname(directory)
     return write if os.path.exists(write) and _is_policy_file(write) else None
+
+
+def _path_anchor(path: str) -> str | None:
+    """The one directory the file's ``./path`` rules are read from, whatever reads it; ``None`` when there
+    is none: a policy file that names no ``cwd`` (the agent's working directory, wherever it runs), or the
+    user's settings file (read as the user's, from ``~/.agent``, and as the home project's, from ``~``)."""
+    absolute = os.path.abspath(path)
+    directory, name = os.path.split(absolute)
+    if os.path.exists(path) and _is_policy_file(path):
+        try:
+            data = parse_policy_bytes(read_policy_bytes(path), path, toml=path.endswith(".toml"))
+        except (OSError, InvalidSnapshotError):
+            return None
+        permissions = data.get("permissions") if isinstance(data, dict) else None
+        cwd = permissions.get("cwd") if isinstance(permissions, dict) else None
+        return os.path.normpath(os.path.join(directory, cwd)) if isinstance(cwd, str) and cwd else None
+    if os.path.basename(directory) == AGENT_DIR and name in (PROJECT_SETTINGS, LOCAL_SETTINGS):
+        if directory == os.path.join(os.path.expanduser("~"), AGENT_DIR):
+            return None
+        return os.path.dirname(directory)  # a project's settings: its project
+    return directory  # read as a managed or cli file: from its own directory
 
 
 def _is_policy_file(path: str) -> bool:

@@ -119,7 +119,9 @@ class SuggestionContext:
     """What the rules are written for: the tools' kinds, where paths are read from, and the policies.
 
     ``policy`` is the current policy (``None``: no deny rules are known), ``with_rules`` builds it with
-    allow rules added, ``denies`` the deny rule texts by tool for witness calls.
+    allow rules added, ``denies`` the deny rule texts by tool for witness calls. ``relative`` says whether
+    path rules may be written relative to ``root`` (``./src/**``): only when what will read them reads
+    ``./`` from ``root`` too; else they name absolute paths (``//work/project/src/**``).
     """
 
     root: str
@@ -128,6 +130,7 @@ class SuggestionContext:
     policy: Evaluator | None = None
     with_rules: Callable[[Sequence[str]], Evaluator] | None = None
     denies: Sequence[str] = ()
+    relative: bool = True
 
     def kind(self, tool: str) -> ToolKind | None:
         return self.kinds.get(tool) or BUILTIN_KINDS.get(tool)
@@ -460,7 +463,7 @@ def _path_rule(tool: str, context: SuggestionContext) -> Callable[[tuple[str, ..
 
     def rule(parts: tuple[str, ...], exact: bool) -> str:
         path = "/" + "/".join(parts)
-        shown = "./" + path[len(root) :] if path.startswith(root) else "/" + path
+        shown = "./" + path[len(root) :] if context.relative and path.startswith(root) else "/" + path
         return f"{tool}({shown})" if exact else f"{tool}({shown}/**)"
 
     return rule
