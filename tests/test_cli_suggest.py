@@ -186,27 +186,58 @@ class TestWrittenWhereItWasProven:
             == "pending"
         )
 
-    def test_another_projects_settings_get_absolute_paths(
-        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    def test_the_users_settings_get_absolute_paths(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """--policy one project, --write another's local settings: ./src there is not ./src here."""
-        here, there = tmp_path / "here", tmp_path / "there"
+        """The user's settings read ./ rules from ~/.agent (and as the home project's, from ~): a rule
+        learned in a project names its absolute path there."""
+        home, here, there = tmp_path / "home", tmp_path / "here", tmp_path / "there"
+        monkeypatch.setenv("HOME", str(home))
         url = _edits_store(tmp_path, here / "src", there / "src")
-        for project in (here, there):
-            (project / ".agent").mkdir(parents=True)
-        local = there / ".agent" / "settings.local.json"
-        assert main(["suggest", "--store", url, "--policy", str(here), "--write", str(local)]) == 0
+        (home / ".agent").mkdir(parents=True)
+        (here / ".agent").mkdir(parents=True)
+        user = home / ".agent" / "settings.json"
+        assert main(["suggest", "--store", url, "--policy", str(here), "--write", str(user)]) == 0
         capsys.readouterr()
-        assert json.loads(local.read_text(encoding="utf-8"))["permissions"]["allow"] == [
+        assert json.loads(user.read_text(encoding="utf-8"))["permissions"]["allow"] == [
             f"Edit(/{here}/src/**)"
         ]
-        from ask_permissions import ApprovalQueue, LayeredPolicy, PermissionSettings
 
-        agent = LayeredPolicy(queue=ApprovalQueue(), settings=PermissionSettings.load(project_dir=there))
-        assert (
-            agent.evaluate(ToolCall("Edit", {"file_path": str(there / "src" / "key.py")})).outcome
-            != "proceed"
+    def test_another_projects_settings_are_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--policy one project, --write another's settings: the proof would hold for the first project's
+        rules, not for the second's (whose own allow rules may let a rejected compound through with the new
+        ones), so nothing is written; exit 2."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        policy = tmp_path / "asking.toml"
+        policy.write_text('version = 1\nrequire_approval = ["Bash"]\n', encoding="utf-8")
+        database = tmp_path / "bash.db"
+        store = SqliteStore(database)
+        try:
+            live = load_policy(policy, store=store)
+            for command, yes in (("git diff a", True), ("git diff b", True), ("git diff c && ls", False)):
+                result = live.before_tool_call(ToolCall("Bash", {"command": command}))
+                assert result["action"] == "pending"
+                if yes:
+                    live.approve(result["action_id"], decided_by="ana")
+                else:
+                    live.reject(result["action_id"], decided_by="ana")
+        finally:
+            store.close()
+        for project in (here, there):
+            (project / ".agent").mkdir(parents=True)
+        (there / ".agent" / "settings.json").write_text(
+            json.dumps({"permissions": {"allow": ["Bash(ls *)"]}}), encoding="utf-8"
         )
+        local = there / ".agent" / "settings.local.json"
+        url = f"sqlite:///{database}"
+        assert main(["suggest", "--store", url, "--policy", str(here), "--write", str(local)]) == 2
+        assert "--write" in capsys.readouterr().err
+        assert not local.exists()
+        assert main(["suggest", "--store", url, "--write", str(local)]) == 0  # proven against its own project
+        capsys.readouterr()
+        assert not local.exists()  # no rule holds there: git diff * with ls * would let the rejection through
 
     def test_the_projects_own_settings_keep_relative_paths(
         self, tmp_path: Path, capsys: pytest.CaptureFixture[str]

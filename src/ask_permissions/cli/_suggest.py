@@ -26,7 +26,13 @@ from ask_permissions.rules._text import read_kinds
 from ask_permissions.settings._atomic import _locked
 from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
-from ask_permissions.settings._settings import AGENT_DIR, LOCAL_SETTINGS, PROJECT_SETTINGS, PermissionSettings
+from ask_permissions.settings._settings import (
+    AGENT_DIR,
+    LOCAL_SETTINGS,
+    PROJECT_SETTINGS,
+    USER_SETTINGS,
+    PermissionSettings,
+)
 from ask_permissions.settings._sources import settings_from_data
 from ask_permissions.typing import Evaluator
 
@@ -63,7 +69,8 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "--policy",
         metavar="POLICY",
         help="the policy whose deny rules the rules are proven against: a policy file or a project directory "
-        "(default: the --write file, or its project for a file under .agent/)",
+        "(default: the --write file, or its project for a file under .agent/; with --write, a policy file or "
+        "a project's settings file must belong to this policy)",
     )
     parser.add_argument("--write", metavar="FILE", help="add the rules to this settings or policy file")
     parser.add_argument("--json", action="store_true", help="the rules and the proof as one JSON object")
@@ -78,6 +85,8 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
         OSError: a file cannot be read or written.
     """
     out = sys.stdout if out is None else out
+    if options.write is not None and options.policy is not None:
+        _check_proven_where_written(options.policy, options.write)
     context = suggestion_context(options.policy or _implied_policy(options.write))
     if options.write is not None and _path_anchor(options.write) != context.root:
         # The file reads ./ rules from elsewhere (another project, the agent's working directory): there a
@@ -132,6 +141,35 @@ def _implied_policy(write: str | None) -> str | None:
     if os.path.basename(directory) == AGENT_DIR:
         return os.path.dirname(directory)
     return write if os.path.exists(write) and _is_policy_file(write) else None
+
+
+def _check_proven_where_written(policy: str, write: str) -> None:
+    """Refuse to write to a file of another policy than the proof's: there the file's own rules join
+    the new ones (a rejected ``git diff x && ls`` proceeds with its ``Bash(ls *)`` and a new
+    ``Bash(git diff *)``).
+
+    Raises:
+        ValueError: ``write`` is a project's settings file or a policy file, and not ``policy``'s.
+    """
+    absolute = os.path.abspath(write)
+    directory, name = os.path.split(absolute)
+    if _is_user_settings(directory, name):
+        return  # every project reads it: the proof holds for the --policy it names
+    if os.path.basename(directory) == AGENT_DIR and name in (PROJECT_SETTINGS, LOCAL_SETTINGS):
+        owner = os.path.dirname(directory)
+    elif os.path.exists(write) and _is_policy_file(write):
+        owner = absolute
+    else:
+        return  # a file read beside other settings (managed, cli): the --policy names which
+    if os.path.abspath(policy) != owner:
+        raise ValueError(
+            f"--write {write}: it is part of the policy {owner!r}, but the rules would be proven against "
+            f"--policy {policy!r}; name --policy {owner} (or leave --policy out)"
+        )
+
+
+def _is_user_settings(directory: str, name: str) -> bool:
+    return directory == os.path.join(os.path.expanduser("~"), AGENT_DIR) and name == USER_SETTINGS
 
 
 def _path_anchor(path: str) -> str | None:
