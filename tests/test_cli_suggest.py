@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -333,6 +334,25 @@ class TestWrite:
         policy.write_text(changed, encoding="utf-8")
         with pytest.raises(ValueError, match="changed while suggest ran; nothing written"):
             edit.apply()
+        assert policy.read_text(encoding="utf-8") == changed
+
+    def test_a_file_changed_while_the_rules_were_proven_is_not_written(
+        self, store: tuple[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The proof read the file before the search: a change made while it ran (a deny rule removed, a
+        cwd moved) refuses the write, exit 2, the changed file kept."""
+        from ask_permissions.evidence._suggest import suggest as search
+
+        url, policy = store
+        changed = policy.read_text(encoding="utf-8").replace('deny = ["Bash(rm -rf *)"]', "deny = []")
+
+        def edited_meanwhile(*arguments: Any, **options: Any) -> Any:
+            policy.write_text(changed, encoding="utf-8")
+            return search(*arguments, **options)
+
+        monkeypatch.setattr("ask_permissions.cli._suggest.suggest", edited_meanwhile)
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 2
+        assert "changed while suggest ran; nothing written" in capsys.readouterr().err
         assert policy.read_text(encoding="utf-8") == changed
 
     def test_a_settings_file(

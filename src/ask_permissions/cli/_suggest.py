@@ -87,6 +87,9 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
     out = sys.stdout if out is None else out
     if options.write is not None and options.policy is not None:
         _check_proven_where_written(options.policy, options.write)
+    # The text the proof reads, and the only text the write may go over: a change made while the rules
+    # are found (a deny rule dropped, a cwd moved) would leave the proof about another file.
+    written = None if options.write is None else _read_text(options.write)
     context = suggestion_context(options.policy or _implied_policy(options.write))
     if options.write is not None and _path_anchor(options.write) != context.root:
         # The file reads ./ rules from elsewhere (another project, the agent's working directory): there a
@@ -109,7 +112,8 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
     found = suggest(answers, context, min_count=options.min_count)
     edit = None
     if options.write is not None and found.rules and found.proven:
-        edit = _planned(options.write, [rule.rule for rule in found.rules])
+        assert written is not None
+        edit = _planned(options.write, [rule.rule for rule in found.rules], written)
     if options.json:
         report = _as_json(found)
         if options.write is not None:
@@ -394,10 +398,18 @@ class _Edit:
                     os.close(directory_handle)
 
 
-def _planned(path: str, rules: list[str]) -> _Edit | None:
-    """The edit adding the rules to the file's allow list (``None``: every rule is there already)."""
+def _planned(path: str, rules: list[str], old: str | None = None) -> _Edit | None:
+    """The edit adding the rules to the file's allow list (``None``: every rule is there already), made
+    from ``old``, the text the file held when the proof read it (default: its text now).
+
+    Raises:
+        ValueError: the file no longer holds ``old`` (nothing is written), or cannot be edited safely.
+    """
     toml = path.endswith(".toml")
-    old = _read_text(path)
+    if old is None:
+        old = _read_text(path)
+    elif _read_text(path) != old:
+        raise ValueError(f"--write: {path} changed while suggest ran; nothing written (run it again)")
     new = _toml_with(old, rules, path) if toml else _json_with(old, rules, path)
     if new == old:
         return None
