@@ -287,6 +287,29 @@ class TestWrite:
         assert "mcp__github__create_issue" in allow
         load_policy(policy)
 
+    def test_a_rule_with_examples_is_kept_as_a_table(
+        self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An allow entry written as a table with examples stays one (TOML inline table), examples kept."""
+        url, policy = store
+        policy.write_text(
+            OLD_POLICY.replace(
+                'allow = ["Bash(git status)"]',
+                'allow = [{ rule = "Bash(git status)", match = ["git status"], "not_match" = ["git st"] }]',
+            ),
+            encoding="utf-8",
+        )
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        capsys.readouterr()
+        allow = tomllib.loads(policy.read_text(encoding="utf-8"))["permissions"]["allow"]
+        assert allow[0] == {
+            "rule": "Bash(git status)",
+            "match": ["git status"],
+            "not_match": ["git st"],
+        }
+        assert "Bash(git diff *)" in allow
+        load_policy(policy)
+
     def test_the_diff_comes_before_the_write(
         self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]
     ) -> None:

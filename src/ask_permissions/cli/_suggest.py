@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import datetime
 import difflib
 import json
 import os
+import re
 import sys
 import tempfile
 import tomllib
@@ -459,11 +461,7 @@ def _toml_with(old: str, rules: list[str], path: str) -> str:
     expected = {**data, "permissions": {**permissions, "allow": [*existing, *added]}}
     lines = old.splitlines(True)
     candidates: list[str] = []
-    allow = (
-        "allow = ["
-        + ", ".join(json.dumps(entry, ensure_ascii=False) for entry in [*existing, *added])
-        + "]\n"
-    )
+    allow = "allow = [" + ", ".join(_toml_value(entry) for entry in [*existing, *added]) + "]\n"
     header = next((i for i, line in enumerate(lines) if line.strip() == "[permissions]"), None)
     if "permissions" not in data:
         separator = "" if not old or old.endswith("\n") else "\n"
@@ -487,6 +485,31 @@ def _toml_with(old: str, rules: list[str], path: str) -> str:
     raise ValueError(
         f"--write: {path}: cannot add the rules to its [permissions] allow list safely; add them by hand"
     )
+
+
+_BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_value(value: object) -> str:
+    """A value as TOML writes it inline: a rule text, or an entry with examples as an inline table (what
+    the text gives is parsed again and compared, so a value this writes wrong is refused, never kept)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON's escapes are TOML's basic string escapes
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return {"inf": "inf", "-inf": "-inf", "nan": "nan"}.get(repr(value), repr(value))
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        pairs = (
+            f"{key if _BARE_KEY.fullmatch(key) else _toml_value(key)} = {_toml_value(item)}"
+            for key, item in value.items()
+        )
+        return "{ " + ", ".join(pairs) + " }" if value else "{}"
+    return json.dumps(str(value))
 
 
 def _check_loads(path: str, target: str) -> None:
