@@ -159,6 +159,62 @@ def _edits_store(tmp_path: Path, approved: Path, rejected: Path) -> str:
     return f"sqlite:///{database}"
 
 
+PASSING_HOOK = "#!/bin/sh\nexit 0\n"
+"""A command hook that passes every call (exit 0, nothing on standard output): the rules decide."""
+
+
+def _bash_store(tmp_path: Path, answers: list[tuple[str, bool]]) -> str:
+    """A store where a person answered these Bash calls (True approves)."""
+    policy = tmp_path / "asking.toml"
+    policy.write_text('version = 1\nrequire_approval = ["Bash"]\n', encoding="utf-8")
+    database = tmp_path / "bash.db"
+    store = SqliteStore(database)
+    try:
+        live = load_policy(policy, store=store)
+        for command, yes in answers:
+            result = live.before_tool_call(ToolCall("Bash", {"command": command}))
+            assert result["action"] == "pending"
+            if yes:
+                live.approve(result["action_id"], decided_by="ana")
+            else:
+                live.reject(result["action_id"], decided_by="ana")
+    finally:
+        store.close()
+    return f"sqlite:///{database}"
+
+
+class TestProvenAsTheFileReads:
+    """The proof decides with the policy as its file reads it, wherever suggest runs."""
+
+    def test_a_hook_found_next_to_the_policy_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A hook at a path relative to the policy file runs in the proof too: were it not found there (a
+        failure blocks), a rejected compound the new rule lets through with the file's own would read as
+        blocked."""
+        url = _bash_store(tmp_path, [("git diff a", True), ("git diff b", True), ("git diff c && ls", False)])
+        folder = tmp_path / "policy"
+        (folder / "hooks").mkdir(parents=True)
+        hook = folder / "hooks" / "pass.sh"
+        hook.write_text(PASSING_HOOK, encoding="utf-8")
+        hook.chmod(0o755)
+        policy = folder / "policy.toml"
+        policy.write_text(
+            'version = 1\nrequire_approval = ["Bash"]\n\n[permissions]\nallow = ["Bash(ls *)"]\n\n'
+            '[[hooks.PreToolUse]]\nhooks = [{ type = "command", command = "./hooks/pass.sh" }]\n',
+            encoding="utf-8",
+        )
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        rejected = ToolCall("Bash", {"command": "git diff c && ls"})
+        assert load_policy(policy).evaluate(rejected).outcome == "pending"
+        assert main(["suggest", "--store", url, "--write", str(policy), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["rules"] == []
+        assert load_policy(policy).evaluate(rejected).outcome == "pending"
+
+
 class TestWrittenWhereItWasProven:
     """A path rule is written so that the file it goes to reads it as the proof did: relative to the
     project it was proven in, else as an absolute path."""

@@ -260,7 +260,7 @@ def suggestion_context(policy: str | None) -> SuggestionContext:
         table["allow"] = [*table.get("allow", []), *rules]
         table["cwd"] = root
         changed["permissions"] = table
-        return load_policy(changed)
+        return load_policy(changed, base_dir=base)  # its hooks found where the file finds them
 
     denies = [
         entry if isinstance(entry, str) else entry.get("rule", "") for entry in permissions.get("deny", [])
