@@ -66,6 +66,24 @@ class TestShadow:
         assert record.shadow.error == "RuntimeError: the shadow is broken"
         assert "shadow policy failed" in caplog.text
 
+    def test_a_shadow_that_answers_no_record_changes_nothing(self) -> None:
+        """A shadow whose evaluate returns something else than a decision record (a result dict) is
+        recorded as an error: nothing raises into the call, which is decided as ever."""
+
+        class _Answering:
+            def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
+                return {"action": "proceed"}  # type: ignore[return-value]  # what a careless host passes
+
+        records: list[DecisionRecord] = []
+        policy = _enforced(records, shadow=_Answering())
+        result = policy.before_tool_call(ToolCall("bash", {"command": "rm -rf /"}))
+        assert result["action"] == "block"
+        (record,) = records
+        assert record.shadow is not None
+        assert record.shadow.outcome is None
+        assert record.shadow.error is not None
+        assert record.shadow.error.startswith("TypeError: ")
+
     def test_shadow_needs_a_record_to_write_to(self) -> None:
         """shadow= without on_decision is refused: its disagreements would go nowhere."""
         with pytest.raises(ValueError, match="on_decision"):

@@ -881,6 +881,8 @@ class Engine(Generic[F]):
         call = ToolCall(facts.name, original, facts.call_id)
         try:
             record = self._shadow.evaluate(call, getattr(facts, "context", None))  # type: ignore[union-attr]
+            if not isinstance(record, DecisionRecord):
+                raise TypeError(f"shadow.evaluate: expected a DecisionRecord; got {preview(record)}")
         except Exception as error:
             # A broken shadow must not break the enforced decision: say so in the record and the log.
             _logger.warning("The shadow policy failed on a call to %r: %r", facts.name, error)
