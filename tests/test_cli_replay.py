@@ -199,6 +199,38 @@ class TestAnswersOfAsks:
         assert change["answers"] == {"edited": 1}
 
 
+class TestReportIsTerminalSafe:
+    """What a log or a policy holds is shown escaped: no control character reaches the terminal."""
+
+    def test_rule_texts_are_escaped(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A rule text with an escape sequence (a rule a model's words made) is printed escaped."""
+        _, new = policies
+        rule = {
+            "index": 0,
+            "layer": "default",
+            "declared_decision": "ask",
+            "effective_decision": "ask",
+            "tool_pattern": {"type": "string", "value": "Bash"},
+            "argument_pattern": None,
+            "text": "Bash(git diff \x1b[2J\x1b]0;owned\x07)",
+        }
+        line = _changed(
+            outcome="pending",
+            verdict="ask",
+            rule=rule,
+            arguments={"command": "git diff HEAD"},
+            source="local\x1b[31m",
+        )
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(line + "\n", encoding="utf-8")
+        assert main(["replay", str(new), "--from", str(audit)]) == 1
+        out = capsys.readouterr().out
+        assert "before: ask Bash(git diff \\x1b[2J" in out
+        assert not any(char in out for char in "\x1b\x07")
+
+
 class TestReplayFromStore:
     """A store is opened read-only (tests/test_history.py replays both stores and checks nothing changed)."""
 
