@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import logging
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 
@@ -104,6 +106,77 @@ class TestShadow:
         assert record.outcome == "proceed"
         assert record.shadow is not None
         assert (record.shadow.outcome, record.shadow.layer) == ("block", "deny_rule")
+
+
+@dataclass(frozen=True)
+class _AutoApprovable:
+    """A tool that needs approval, which a queue may give by itself (``auto_approve``)."""
+
+    name: str = "deploy"
+    approval_required: bool = True
+    auto_approvable: bool = True
+    always_ask: bool = False
+    risk_level: str | None = None
+    side_effect_scope: str | None = None
+
+
+def _auto_approving(records: list[DecisionRecord]) -> ApprovalPolicy:
+    return ApprovalPolicy(
+        queue=ApprovalQueue(auto_approve={"deploy": True}),
+        tools={"deploy": _AutoApprovable(), "manual": _AutoApprovable("manual", auto_approvable=False)},
+        on_decision=records.append,
+        record_arguments=True,
+    )
+
+
+class TestAutoApprovalRecords:
+    """A call the queue approved by itself is recorded as answered: the ask, then its resolution."""
+
+    def test_approved_at_once(self) -> None:
+        """Approved as it is submitted: the pending record, then a resolution by auto_approve."""
+        records: list[DecisionRecord] = []
+        policy = _auto_approving(records)
+        result = policy.before_tool_call(ToolCall("deploy", {"target": "prod"}, "tc-1"))
+        assert policy.outcome(result).verdict == "run"
+        asked, resolved = records
+        assert (asked.outcome, asked.verdict) == ("pending", "ask")
+        assert (resolved.outcome, resolved.verdict, resolved.decided_by) == (
+            "proceed",
+            "ask_allowed",
+            "auto_approve",
+        )
+        assert resolved.action_id == asked.action_id
+        assert resolved.arguments == {"target": "prod"}
+
+    def test_approved_by_a_later_drain(self) -> None:
+        """Waiting behind a manual ask, then approved by the drain: its resolution comes then, once."""
+        records: list[DecisionRecord] = []
+        policy = _auto_approving(records)
+        first = policy.before_tool_call(ToolCall("manual", {}))
+        second = policy.before_tool_call(ToolCall("deploy", {"target": "prod"}))
+        assert [record.verdict for record in records] == ["ask", "ask"]
+        policy.approve(first["action_id"])  # type: ignore[typeddict-item]
+        policy.queue.drain()
+        policy.queue.drain()
+        assert policy.outcome(second).verdict == "run"
+        verdicts = [(record.tool, record.verdict, record.decided_by) for record in records]
+        assert verdicts[2:] == [("manual", "ask_allowed", None), ("deploy", "ask_allowed", "auto_approve")]
+
+    def test_replay_tells_it_from_a_persons_answer(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """replay reports such a call as approved by the queue itself, not by a person."""
+        from ask_permissions.cli._main import main
+
+        records: list[DecisionRecord] = []
+        _auto_approving(records).before_tool_call(ToolCall("deploy", {"target": "prod"}))
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("".join(json.dumps(record.to_dict()) + "\n" for record in records), encoding="utf-8")
+        policy = tmp_path / "allowing.json"
+        policy.write_text(json.dumps({"version": 1, "permissions": {"allow": ["deploy"]}}), encoding="utf-8")
+        assert main(["replay", str(policy), "--from", str(audit), "--json"]) == 1
+        (change,) = json.loads(capsys.readouterr().out)["changes"]
+        assert change["answers"] == {"auto-approved": 1}
 
 
 class TestKeptArguments:

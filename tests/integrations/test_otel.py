@@ -196,6 +196,34 @@ class TestSpans:
                 "ask_permissions.resolution",
             ]
 
+    def test_an_ask_the_queue_approves_by_itself_ends_its_span(self) -> None:
+        """auto_approve answers the ask as it is made: the span ends with a resolution by auto_approve."""
+        from dataclasses import dataclass
+
+        @dataclass(frozen=True)
+        class AutoApprovable:
+            name: str = "deploy"
+            approval_required: bool = True
+            auto_approvable: bool = True
+            always_ask: bool = False
+            risk_level: str | None = None
+            side_effect_scope: str | None = None
+
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        tracer = DecisionTracer(provider)
+        policy = ApprovalPolicy(
+            queue=ApprovalQueue(auto_approve={"deploy": True}),
+            tools={"deploy": AutoApprovable()},
+            on_decision=tracer,
+        )
+        policy.before_tool_call({"name": "deploy", "arguments": {"target": "prod"}})
+        assert tracer.__repr__() == "<DecisionTracer pending=0>"
+        (span,) = exporter.get_finished_spans()
+        assert span.events[1].attributes["ask_permissions.decided_by"] == "auto_approve"  # type: ignore[index]
+        assert span.attributes["gen_ai.security.decision.type"] == "allow"  # type: ignore[index]
+
     def test_a_span_an_ask_displaces_still_ends(self) -> None:
         """A second ask the tracer cannot tell from one still open ends the first as unknown, not never."""
         exporter = InMemorySpanExporter()

@@ -22,6 +22,7 @@ EXIT_CHANGED: Final = 1
 _ANSWERS: Final = {
     "approved": "a person approved",
     "edited": "a person approved only as edited",
+    "auto-approved": "the queue approved by itself (auto_approve)",
     "rejected": "a person rejected",
     "pending": "unanswered",
 }

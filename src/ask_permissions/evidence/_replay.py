@@ -14,6 +14,7 @@ from typing import Any, Final, final
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._digest import args_digest
 from ask_permissions.queue._history import HistoryEntry
+from ask_permissions.queue._queue import AUTO_APPROVER
 from ask_permissions.typing import Evaluator
 
 from ._audit import APPROVALS, AuditLine
@@ -23,6 +24,8 @@ __all__ = ["Change", "RecordedCall", "Replay", "calls_from_audit", "calls_from_s
 EXAMPLES_PER_CHANGE: Final = 3
 EDITED: Final = "edited"
 """The answer of an ask a person approved only with arguments of their own (the call as made was not)."""
+AUTO_APPROVED: Final = "auto-approved"
+"""The answer of an ask the queue approved by itself (``auto_approve``): no person answered it."""
 UNREPLAYABLE_SHOWN: Final = 20
 
 
@@ -31,8 +34,9 @@ UNREPLAYABLE_SHOWN: Final = 20
 class RecordedCall:
     """A call as recorded: where, what, what was decided then, and a person's answer if there was one.
 
-    ``answer`` is ``"approved"``, ``"edited"`` (approved only with a person's own arguments), ``"rejected"``
-    or ``"pending"`` for a call that waited for a person (as far as the record tells), else ``None``.
+    ``answer`` is ``"approved"``, ``"edited"`` (approved only with a person's own arguments),
+    ``"auto-approved"`` (by the queue itself), ``"rejected"`` or ``"pending"`` for a call that waited for a
+    person (as far as the record tells), else ``None``.
     ``arguments`` is ``None`` with ``has_arguments`` false when the record did not keep them; ``redacted``
     when what it kept is not what the model sent.
     """
@@ -167,7 +171,9 @@ def _answer(resolution: AuditLine) -> str:
     their own instead) or ``rejected``."""
     if resolution.verdict == "allow_modified":
         return EDITED
-    return "approved" if resolution.verdict in APPROVALS else "rejected"
+    if resolution.verdict in APPROVALS:
+        return AUTO_APPROVED if resolution.decided_by == AUTO_APPROVER else "approved"
+    return "rejected"
 
 
 def calls_from_store(entries: Iterable[HistoryEntry], store: str) -> Iterable[RecordedCall]:
@@ -177,6 +183,8 @@ def calls_from_store(entries: Iterable[HistoryEntry], store: str) -> Iterable[Re
         status: str = "pending" if action.status == "applying" else action.status
         if action.is_approved and action.is_edited:
             status = EDITED
+        elif action.is_approved and action.decided_by == AUTO_APPROVER:
+            status = AUTO_APPROVED
         yield RecordedCall(
             where=f"{store} session {entry.session!r} action {action.id}",
             tool=action.tool_name,
