@@ -178,6 +178,26 @@ class TestLookAlikeToolNames:
         _assert_none_allowed(found, answers[-1:])
 
 
+UNREADABLE_AS_RULES = [
+    pytest.param("/work/project/notes ", id="trailing-space"),
+    pytest.param("/work/project/src/x\x01", id="control-character"),
+]
+
+
+class TestOnlyRulesThatRead:
+    """A rule is offered only when its text reads as a rule: one that does not would fail the file."""
+
+    @pytest.mark.parametrize("path", UNREADABLE_AS_RULES)
+    def test_an_approved_path_no_rule_can_name(self, path: str) -> None:
+        """Approvals of a file whose exact rule text does not read teach no rule (nor break the others)."""
+        answers = [Answer("Edit", {"file_path": path}, True) for _ in range(2)]
+        answers += [_bash("git diff a", True), _bash("git diff b", True)]
+        found = suggest(answers, CONTEXT, min_count=2)
+        assert [rule.rule for rule in found.rules] == ["Bash(git diff *)"]
+        assert all(CONTEXT.parse(rule.rule) is not None for rule in found.rules)
+        assert found.uncovered_by_tool == {"Edit": 2}
+
+
 _PARTS = st.sampled_from([*ALLOWED_PARTS, *OTHER_PARTS, "git diff a", "git diff b", "npm test x"])
 _SEPARATORS = st.sampled_from(["; ", " && ", " | ", " || "])
 

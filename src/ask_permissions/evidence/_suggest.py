@@ -537,13 +537,13 @@ def _prove(
     rule of its parts that saves the fewest prompts is dropped; and again, until no rule is. Then the policy
     with the rules kept decides again every one of those calls a rule could match, in whole or in part (the
     others it would decide as before): ``found.proceeding`` lists any that would proceed. Returns the rules
-    kept.
+    kept (never one whose text does not read as a rule: written, it would fail its file).
     """
     proceeding = [] if before is None else [call for call in rejected if before(call).outcome == "proceed"]
     already = {id(call) for call in proceeding}
     found.already_proceeding = proceeding
     calls = [call for call in [*rejected, *forbidden] if id(call) not in already]
-    kept = list(chosen)
+    kept = [pair for pair in chosen if parse(pair[0].rule) is not None]  # a rule must read to be offered
     after: _Decided | None = None  # the policy with the rules of ``kept`` added, once it is needed
     touched: list[Answer] = []  # the calls some rule of ``kept`` could match, in whole or in part
     while kept:
