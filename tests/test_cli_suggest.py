@@ -434,6 +434,18 @@ class TestWrite:
         assert "changed while suggest ran; nothing written" in capsys.readouterr().err
         assert policy.read_text(encoding="utf-8") == changed
 
+    def test_an_allow_that_is_no_list_is_refused(
+        self, store: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A settings file whose allow is a string is refused as it is, not split into one rule a letter."""
+        url, _ = store
+        managed = tmp_path / "managed.json"
+        text = json.dumps({"permissions": {"allow": "ls"}})
+        managed.write_text(text, encoding="utf-8")
+        assert main(["suggest", "--store", url, "--write", str(managed)]) == 2
+        assert "permissions.allow: expected a list of rules; got 'ls'" in capsys.readouterr().err
+        assert managed.read_text(encoding="utf-8") == text
+
     def test_a_settings_file(
         self, store: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
     ) -> None:

@@ -434,7 +434,10 @@ def _json_with(old: str, rules: list[str], path: str) -> str:
     permissions = data.get("permissions") or {}
     if not isinstance(permissions, dict):
         fail(f"{path}: permissions", "an object", permissions)
-    listed = list(permissions.get("allow") or [])
+    allow = permissions.get("allow")
+    if allow is not None and not isinstance(allow, list):
+        fail(f"{path}: permissions.allow", "a list of rules", allow)  # not a string split into letters
+    listed = list(allow or [])
     texts = {
         entry if isinstance(entry, str) else entry.get("rule")
         for entry in listed
