@@ -95,28 +95,43 @@ class TestSuggest:
         assert "NOT PROVEN" not in out
 
 
-EDITED_POLICY = 'version = 1\nrequire_approval = ["Bash"]\n'
+Answered = list[tuple[dict[str, str], bool | dict[str, str]]]
+"""Calls of one tool and how a person answered each: approved (True), rejected (False), or approved with
+these edited arguments instead."""
+
+
+def _answered_store(tmp_path: Path, tool: str, answers: Answered) -> tuple[str, Path]:
+    """A store (and the policy asking for ``tool`` that filled it) where a person answered these calls."""
+    policy = tmp_path / f"asking-{tool}.toml"
+    policy.write_text(f'version = 1\nrequire_approval = ["{tool}"]\n', encoding="utf-8")
+    database = tmp_path / f"{tool}.db"
+    store = SqliteStore(database)
+    try:
+        live = load_policy(policy, store=store)
+        for arguments, answer in answers:
+            result = live.before_tool_call(ToolCall(tool, arguments))
+            assert result["action"] == "pending"
+            if answer is False:
+                live.reject(result["action_id"], decided_by="ana")
+            else:
+                edited = None if answer is True else answer
+                live.approve(result["action_id"], arguments=edited, decided_by="ana")
+    finally:
+        store.close()
+    return f"sqlite:///{database}", policy
+
+
+def _commands(*answers: tuple[str, bool]) -> Answered:
+    return [({"command": command}, answer) for command, answer in answers]
 
 
 def _edited_store(tmp_path: Path) -> tuple[str, Path]:
     """A store where a person twice changed ``git push --force origin main`` into a plain push, then
     approved their edit, and approved ``git status -s`` twice as it was."""
-    policy = tmp_path / "policy.toml"
-    policy.write_text(EDITED_POLICY, encoding="utf-8")
-    database = tmp_path / "store.db"
-    store = SqliteStore(database)
-    try:
-        live = load_policy(policy, store=store)
-        for number in range(2):
-            forced = live.before_tool_call(ToolCall("Bash", {"command": "git push --force origin main"}))
-            assert forced["action"] == "pending"
-            live.approve(forced["action_id"], arguments={"command": "git push origin main"}, decided_by="ana")
-            plain = live.before_tool_call(ToolCall("Bash", {"command": f"git status -s{' .' * number}"}))
-            assert plain["action"] == "pending"
-            live.approve(plain["action_id"], decided_by="ana")
-    finally:
-        store.close()
-    return f"sqlite:///{database}", policy
+    forced, plain = {"command": "git push --force origin main"}, {"command": "git push origin main"}
+    answers: Answered = [(forced, plain), ({"command": "git status -s"}, True)]
+    answers += [(forced, plain), ({"command": "git status -s ."}, True)]
+    return _answered_store(tmp_path, "Bash", answers)
 
 
 class TestEditedApprovals:
@@ -141,46 +156,12 @@ class TestEditedApprovals:
 
 def _edits_store(tmp_path: Path, approved: Path, rejected: Path) -> str:
     """A store where a person approved two edits under ``approved`` and rejected one of ``rejected``."""
-    policy = tmp_path / "asking.toml"
-    policy.write_text('version = 1\nrequire_approval = ["Edit"]\n', encoding="utf-8")
-    database = tmp_path / "edits.db"
-    store = SqliteStore(database)
-    try:
-        live = load_policy(policy, store=store)
-        for path, yes in ((approved / "a.py", True), (approved / "b.py", True), (rejected / "key.py", False)):
-            result = live.before_tool_call(ToolCall("Edit", {"file_path": str(path)}))
-            assert result["action"] == "pending"
-            if yes:
-                live.approve(result["action_id"], decided_by="ana")
-            else:
-                live.reject(result["action_id"], decided_by="ana")
-    finally:
-        store.close()
-    return f"sqlite:///{database}"
+    paths = ((approved / "a.py", True), (approved / "b.py", True), (rejected / "key.py", False))
+    return _answered_store(tmp_path, "Edit", [({"file_path": str(path)}, yes) for path, yes in paths])[0]
 
 
 PASSING_HOOK = "#!/bin/sh\nexit 0\n"
 """A command hook that passes every call (exit 0, nothing on standard output): the rules decide."""
-
-
-def _bash_store(tmp_path: Path, answers: list[tuple[str, bool]]) -> str:
-    """A store where a person answered these Bash calls (True approves)."""
-    policy = tmp_path / "asking.toml"
-    policy.write_text('version = 1\nrequire_approval = ["Bash"]\n', encoding="utf-8")
-    database = tmp_path / "bash.db"
-    store = SqliteStore(database)
-    try:
-        live = load_policy(policy, store=store)
-        for command, yes in answers:
-            result = live.before_tool_call(ToolCall("Bash", {"command": command}))
-            assert result["action"] == "pending"
-            if yes:
-                live.approve(result["action_id"], decided_by="ana")
-            else:
-                live.reject(result["action_id"], decided_by="ana")
-    finally:
-        store.close()
-    return f"sqlite:///{database}"
 
 
 class TestProvenAsTheFileReads:
@@ -192,7 +173,8 @@ class TestProvenAsTheFileReads:
         """A hook at a path relative to the policy file runs in the proof too: were it not found there (a
         failure blocks), a rejected compound the new rule lets through with the file's own would read as
         blocked."""
-        url = _bash_store(tmp_path, [("git diff a", True), ("git diff b", True), ("git diff c && ls", False)])
+        answers = _commands(("git diff a", True), ("git diff b", True), ("git diff c && ls", False))
+        url, _ = _answered_store(tmp_path, "Bash", answers)
         folder = tmp_path / "policy"
         (folder / "hooks").mkdir(parents=True)
         hook = folder / "hooks" / "pass.sh"
@@ -267,28 +249,14 @@ class TestWrittenWhereItWasProven:
         rules, not for the second's (whose own allow rules may let a rejected compound through with the new
         ones), so nothing is written; exit 2."""
         here, there = tmp_path / "here", tmp_path / "there"
-        policy = tmp_path / "asking.toml"
-        policy.write_text('version = 1\nrequire_approval = ["Bash"]\n', encoding="utf-8")
-        database = tmp_path / "bash.db"
-        store = SqliteStore(database)
-        try:
-            live = load_policy(policy, store=store)
-            for command, yes in (("git diff a", True), ("git diff b", True), ("git diff c && ls", False)):
-                result = live.before_tool_call(ToolCall("Bash", {"command": command}))
-                assert result["action"] == "pending"
-                if yes:
-                    live.approve(result["action_id"], decided_by="ana")
-                else:
-                    live.reject(result["action_id"], decided_by="ana")
-        finally:
-            store.close()
+        answers = _commands(("git diff a", True), ("git diff b", True), ("git diff c && ls", False))
+        url, _ = _answered_store(tmp_path, "Bash", answers)
         for project in (here, there):
             (project / ".agent").mkdir(parents=True)
         (there / ".agent" / "settings.json").write_text(
             json.dumps({"permissions": {"allow": ["Bash(ls *)"]}}), encoding="utf-8"
         )
         local = there / ".agent" / "settings.local.json"
-        url = f"sqlite:///{database}"
         assert main(["suggest", "--store", url, "--policy", str(here), "--write", str(local)]) == 2
         assert "--write" in capsys.readouterr().err
         assert not local.exists()

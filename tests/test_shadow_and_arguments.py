@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import logging
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,8 @@ from ask_permissions import (
     args_digest,
 )
 from ask_permissions.settings._sources import runtime_source
+
+from .evidence_samples import AutoApprovableTool
 
 
 def _enforced(records: list[DecisionRecord], **options: object) -> ApprovalPolicy:
@@ -108,22 +109,10 @@ class TestShadow:
         assert (record.shadow.outcome, record.shadow.layer) == ("block", "deny_rule")
 
 
-@dataclass(frozen=True)
-class _AutoApprovable:
-    """A tool that needs approval, which a queue may give by itself (``auto_approve``)."""
-
-    name: str = "deploy"
-    approval_required: bool = True
-    auto_approvable: bool = True
-    always_ask: bool = False
-    risk_level: str | None = None
-    side_effect_scope: str | None = None
-
-
 def _auto_approving(records: list[DecisionRecord]) -> ApprovalPolicy:
     return ApprovalPolicy(
         queue=ApprovalQueue(auto_approve={"deploy": True}),
-        tools={"deploy": _AutoApprovable(), "manual": _AutoApprovable("manual", auto_approvable=False)},
+        tools={"deploy": AutoApprovableTool(), "manual": AutoApprovableTool("manual", auto_approvable=False)},
         on_decision=records.append,
         record_arguments=True,
     )

@@ -29,6 +29,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from ask_permissions import ApprovalPolicy, ApprovalQueue, DecisionRecord, PermissionRules
 from ask_permissions.integrations.otel import SPAN_NAME, DecisionTracer
 from ask_permissions.integrations.pydantic_ai import PermissionToolset
+from tests.evidence_samples import AutoApprovableTool
 
 CALLS = [
     ("read_file", {"path": "notes.md"}),
@@ -198,24 +199,13 @@ class TestSpans:
 
     def test_an_ask_the_queue_approves_by_itself_ends_its_span(self) -> None:
         """auto_approve answers the ask as it is made: the span ends with a resolution by auto_approve."""
-        from dataclasses import dataclass
-
-        @dataclass(frozen=True)
-        class AutoApprovable:
-            name: str = "deploy"
-            approval_required: bool = True
-            auto_approvable: bool = True
-            always_ask: bool = False
-            risk_level: str | None = None
-            side_effect_scope: str | None = None
-
         exporter = InMemorySpanExporter()
         provider = TracerProvider()
         provider.add_span_processor(SimpleSpanProcessor(exporter))
         tracer = DecisionTracer(provider)
         policy = ApprovalPolicy(
             queue=ApprovalQueue(auto_approve={"deploy": True}),
-            tools={"deploy": AutoApprovable()},
+            tools={"deploy": AutoApprovableTool()},
             on_decision=tracer,
         )
         policy.before_tool_call({"name": "deploy", "arguments": {"target": "prod"}})
