@@ -98,12 +98,14 @@ def place() -> Iterator[Place]:
 
 
 class _Recorder(http.server.BaseHTTPRequestHandler):
-    """Records every request's path and any proxy header that reached it; answers ``hello``."""
+    """Records every request's path, its Host headers and any proxy header that reached it; answers
+    ``hello``."""
 
     server: LocalServer
 
     def do_GET(self) -> None:
         self.server.paths.append(self.path)
+        self.server.hosts.extend(self.headers.get_all("Host") or [])
         self.server.proxy_headers.extend(name for name in self.headers if name.lower().startswith("proxy-"))
         body = b"hello from the host"
         self.send_response(200)
@@ -124,6 +126,7 @@ class LocalServer(http.server.ThreadingHTTPServer):
         super().__init__(("127.0.0.1", 0), _Recorder)
         self.paths: list[str] = []
         self.proxy_headers: list[str] = []
+        self.hosts: list[str] = []
         self.connections = 0
 
     def get_request(self) -> tuple[socket.socket, object]:

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import Final
 
+from ask_permissions.shell import READ_LIMIT
+
 __all__ = ["ALLOWED_PARTS", "ALLOWED_SPECIFIERS", "BENIGN", "HOSTILE", "OTHER_PARTS"]
 
 ALLOWED_SPECIFIERS: Final = ("git status", "npm run test:*", "ls *")
@@ -236,11 +238,11 @@ _CONTROL_CHARACTERS: Final = [
     ("c1-control", "ls\x9b-la"),
 ]
 
+# Past the read limit a command is not read, so never allowed (within it, length alone changes nothing).
 _LENGTH: Final = [
-    ("over-limit-argument", "ls " + "a" * 9_998),
-    ("over-limit-blanks", "git status" + " " * 9_991),
-    ("over-limit-options", "ls " + "-la " * 2_500),
-    ("past-scan-limit", "ls " + "a" * 100_000),
+    ("past-read-limit-argument", "ls " + "a" * READ_LIMIT),
+    ("past-read-limit-blanks", "git status" + " " * READ_LIMIT),
+    ("past-read-limit-options", "ls " + "-la " * (READ_LIMIT // 4 + 1)),
 ]
 
 _REDIRECTIONS: Final = [
@@ -428,5 +430,7 @@ BENIGN: Final[list[tuple[str, str]]] = [
     ("empty-braces", "ls {}"),
     ("escaped-operator-argument", "ls \\;"),
     ("stdout-to-stderr", "ls >&2"),
+    ("long-argument", "ls " + "a" * 20_000),
+    ("long-options", "ls " + "-la " * 5_000),
 ]
 """Commands the policy must allow: every sub-command is one the policy allows, and nothing else runs."""

@@ -1,7 +1,9 @@
-"""Hypothesis strategies for shell command lines, built from the constructs the splitter understands.
+"""Hypothesis strategies for shell command lines and scripts.
 
-Every generated command is meant to be understood; the property tests check that against independent
-readers (tree-sitter-bash, bash itself) rather than trusting the generator.
+``command_lines`` builds what the plain reading understands (every generated line is meant to be
+understood); ``scripts`` builds from the whole grammar (compound commands, substitutions, heredocs,
+redirections, functions, ``case``). The property tests check both against independent readers
+(tree-sitter-bash, bash itself in a sandbox) rather than trusting the generator.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ __all__ = [
     "SEPARATORS",
     "command_lines",
     "compositions",
+    "scripts",
     "shell_noise",
     "simple_commands",
     "words",
@@ -59,7 +62,7 @@ def words(*, escapes: str = '"\\') -> st.SearchStrategy[str]:
 
 
 def _understood_word(word: str) -> bool:
-    """Leave out the words the splitter refuses because tree-sitter reads them unlike bash."""
+    """Leave out the words the plain reading refuses because tree-sitter reads them unlike bash."""
     return not word.startswith(("#", "==", "=~")) and word != "-"
 
 
@@ -128,3 +131,153 @@ def compositions(draw: st.DrawFn) -> tuple[str, bool]:
             line += data.draw(st.sampled_from(SEPARATORS))
         line += form.format(command)
     return line + draw(st.sampled_from(["", ";", "\n", " &"])), every_part_allowed
+
+
+# -- scripts over the whole grammar ----------------------------------------------------------------------
+
+_EXPANSIONS = (
+    "$x",
+    "${x}",
+    '"$x"',
+    "${x:-a b}",
+    "${#x}",
+    "${x%.c}",
+    "${x/a/b}",
+    "$((1 + 2))",
+    "$1",
+    '"$@"',
+    "~/d",
+    "*.c",
+    "{a,b}",
+    "x{1..3}",
+    "$'a\\tb'",
+    '$"m"',
+)
+_REDIRECTIONS = (
+    "> out.txt",
+    ">> log.txt",
+    "2>&1",
+    "2> err.txt",
+    "< in.txt",
+    "&> /dev/null",
+    ">&2",
+    "3>&-",
+    "<<< 'some text'",
+    '<<< "$x"',
+    ">| out.txt",
+    "<> rw.txt",
+)
+_PATTERNS = ("a", "*.c", "x?", "[ab]*", "'q q'", '"$x"', "*")
+_DELIMITERS = ("EOF", "END", "X_1")
+_BODY_TEXT = "abc xyz'\"`;|&()<>*?#~!{}[]=-"
+_BODY_EXPANSIONS = ("$x", "${x:-d}", "\\$x", "\\\\", "$(frob a)", "`grep b`", "\\`")
+
+
+def _word_or_expansion(inner: st.SearchStrategy[str] | None) -> st.SearchStrategy[str]:
+    choices = words(escapes="") | st.sampled_from(_EXPANSIONS)
+    if inner is not None:
+        choices |= inner.map(lambda script: f"$({script})") | inner.map(lambda script: f'"$({script})"')
+    return choices
+
+
+@st.composite
+def _simple(draw: st.DrawFn, inner: st.SearchStrategy[str] | None) -> str:
+    parts = draw(st.lists(st.sampled_from(["x=1", "y=$x", "A=b"]), max_size=1))
+    parts.append(draw(st.sampled_from(COMMAND_NAMES)))
+    parts.extend(draw(st.lists(_word_or_expansion(inner), max_size=3)))
+    if draw(st.integers(0, 3)) == 0:
+        parts.append(draw(st.sampled_from(_REDIRECTIONS)))
+    return " ".join(parts)
+
+
+@st.composite
+def _heredoc(draw: st.DrawFn) -> str:
+    """A command fed a heredoc, its body and its delimiter line (so it must end its line)."""
+    delimiter = draw(st.sampled_from(_DELIMITERS))
+    form = draw(st.sampled_from(["<<{}", "<<'{}'", '<<"{}"', "<<-{}", "<<\\{}"]))
+    strip = form.startswith("<<-")
+    unquoted = form in ("<<{}", "<<-{}")
+    piece = st.text(alphabet=_BODY_TEXT, min_size=1, max_size=8)
+    if unquoted:
+        piece |= st.sampled_from(_BODY_EXPANSIONS)
+    line = st.lists(piece, max_size=3).map("".join)
+    if strip:
+        line = line.map(lambda text: "\t" + text)
+    if unquoted:
+        # A backslash at a line's end joins it to the next in an unquoted body: bash reads it so.
+        line |= line.map(lambda text: text + "\\")
+    body = [text for text in draw(st.lists(line, max_size=3)) if text.strip("\t\\") != delimiter]
+    name = draw(st.sampled_from(COMMAND_NAMES))
+    after = draw(st.sampled_from(["", " | grep x", " > out.txt", " && frob"]))
+    closing = ("\t" if strip and draw(st.booleans()) else "") + delimiter
+    return "\n".join([f"{name} {form.format(delimiter)}{after}", *body, closing])
+
+
+def _compound(inner: st.SearchStrategy[str]) -> st.SearchStrategy[str]:
+    name = st.sampled_from(COMMAND_NAMES)
+    word = _word_or_expansion(None)
+    pattern = st.lists(st.sampled_from(_PATTERNS), min_size=1, max_size=2).map("|".join)
+    arm = st.tuples(
+        st.booleans(), pattern, inner, st.sampled_from([";;", ";;", ";;", ";;", ";&", ";;&"])
+    ).map(lambda parts: f"{'(' if parts[0] else ''}{parts[1]}) {parts[2]}{parts[3]}")
+    return st.one_of(
+        inner.map(lambda body: f"( {body} )"),
+        inner.map(lambda body: f"{{ {body}; }}"),
+        st.tuples(inner, inner).map(lambda parts: f"if {parts[0]}; then {parts[1]}; fi"),
+        st.tuples(inner, inner, inner).map(
+            lambda parts: f"if {parts[0]}; then {parts[1]}; else {parts[2]}; fi"
+        ),
+        st.tuples(inner, inner, inner, inner).map(
+            lambda parts: f"if {parts[0]}\nthen {parts[1]}\nelif {parts[2]}; then {parts[3]}\nfi"
+        ),
+        st.tuples(st.lists(word, min_size=1, max_size=2), inner).map(
+            lambda parts: f"for v in {' '.join(parts[0])}; do {parts[1]}; done"
+        ),
+        st.tuples(name, inner).map(lambda parts: f"while {parts[0]}; do {parts[1]}; break; done"),
+        st.tuples(name, inner).map(lambda parts: f"until {parts[0]}; do {parts[1]}; done"),
+        st.tuples(word, st.lists(arm, min_size=1, max_size=2)).map(
+            lambda parts: f"case {parts[0]} in {' '.join(parts[1])} esac"
+        ),
+        inner.map(lambda body: f"f1() {{ {body}; }}; f1"),
+        inner.map(lambda body: f"function f2 {{ {body}; }}; f2 a"),
+        word.map(lambda text: f"[[ -n {text} && {text} == a* ]]"),
+        st.just("(( x = 1 + 2 ))"),
+    )
+
+
+@st.composite
+def _pipeline(draw: st.DrawFn, command: st.SearchStrategy[str]) -> str:
+    commands = draw(st.lists(command, min_size=1, max_size=2))
+    joined = commands[0]
+    for following in commands[1:]:
+        joined += draw(st.sampled_from([" | ", "|", " |& "])) + following
+    prefix = draw(st.sampled_from(["", "", "", "! ", "time ", "time -p "]))
+    return prefix + joined
+
+
+@st.composite
+def _list(draw: st.DrawFn, pipeline: st.SearchStrategy[str], *, heredocs: bool) -> str:
+    items = draw(st.lists(pipeline if not heredocs else pipeline | _heredoc(), min_size=1, max_size=3))
+    text = ""
+    for index, item in enumerate(items):
+        if index:
+            # A heredoc's delimiter line ends its item: a newline must follow it.
+            multiline = "\n" in items[index - 1]
+            text += "\n" if multiline else draw(st.sampled_from(["; ", " && ", " || ", "\n", " & "]))
+        text += item
+    return text
+
+
+def scripts(*, depth: int = 2, heredocs: bool = True) -> st.SearchStrategy[str]:
+    """Scripts from the whole grammar: simple commands with expansions and redirections, pipelines, lists,
+    compound commands nested ``depth`` deep, functions, ``case`` arms, and heredocs at the top level.
+
+    Loops always end, even when every program exits 0 (as the sandbox's stubs do).
+    """
+    inner: st.SearchStrategy[str] | None = None
+    for level in range(depth + 1):
+        command = _simple(inner) if inner is None else _simple(inner) | _compound(inner)
+        pipeline = _pipeline(command)
+        inner = _list(pipeline, heredocs=heredocs and level == depth)
+    assert inner is not None
+    return inner

@@ -241,9 +241,10 @@ class TestFunctionHooks:
 
     def test_unused_layers_are_not_run_but_still_listed(self) -> None:
         """A policy without hooks or checks lists every layer of its table."""
-        assert ApprovalPolicy(queue=ApprovalQueue()).layers[:5] == (
+        assert ApprovalPolicy(queue=ApprovalQueue()).layers[:6] == (
             "hook",
             "deny_rule",
+            "read_limit",
             "always_ask",
             "read_only",
             "check",

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from ask_permissions import InvalidSnapshotError
 from ask_permissions.rules._command import CommandPattern, compound_allow
-from ask_permissions.rules._shell import parse_command
+from ask_permissions.shell import READ_LIMIT, read_command
 from ask_permissions.typing import Decision
 
 from .shell_corpus import ALLOWED_SPECIFIERS, BENIGN, HOSTILE
@@ -97,7 +97,9 @@ DENY_MATCHES = [
     pytest.param("rm *", "/bin/r? x", True, id="glob-name-may-be-anything"),
     pytest.param("rm *", "$'\\x72m' x", True, id="ansi-c"),
     pytest.param("rm *", "ls\uff1brm x", True, id="look-alike-separator"),
-    pytest.param("rm *", "ls " + "a" * 200_000, True, id="unreadable-length"),
+    pytest.param("rm *", "ls " + "a" * READ_LIMIT, True, id="unreadable-length"),
+    pytest.param("rm *", "ls " + "a" * 200_000, False, id="long-within-the-read-limit"),
+    pytest.param("rm *", "cat <<'EOF' > x\nit's\nEOF\nrm -rf ~", True, id="line-after-heredoc-with-quote"),
     pytest.param("rm *", "$RM -rf x", True, id="name-is-a-variable"),
     pytest.param("rm *", "${RM} -rf x", True, id="name-is-a-braced-variable"),
     pytest.param("rm *", '"$RM" -rf x', True, id="name-is-a-quoted-variable"),
@@ -177,7 +179,7 @@ class TestDenyMatching:
 
     def test_deny_does_not_need_understanding(self) -> None:
         """A deny fires on a command no allow may match."""
-        parsed = parse_command("ls; rm -rf $HOME")
+        parsed = read_command("ls; rm -rf $HOME")
         assert not parsed.understood
         assert CommandPattern("rm *").matches_command(parsed, "deny")
 

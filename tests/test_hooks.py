@@ -97,7 +97,7 @@ BAD_CONFIGS = [
     _bad_hook({"command": "x"}, "type", "required", "no-type"),
     _bad_hook({"type": "command", "command": ""}, "command", "non-empty", "empty-command"),
     _bad_hook({"type": "command", "command": "  "}, "command", "non-empty", "blank-command"),
-    _bad_hook({"type": "command", "command": "check 'open"}, "command", "No closing quotation", "open-quote"),
+    _bad_hook({"type": "command", "command": "check 'open"}, "command", "unterminated ' quote", "open-quote"),
     _bad_hook({"type": "command", "command": ["check"]}, "command", "a command string", "command-list"),
     _bad_hook(
         {"type": "command", "command": "check.sh $FILE_PATH"},

@@ -208,6 +208,46 @@ class TestErrors:
         assert read == text
 
 
+class TestParameterForm:
+    """Claude Code's ``Tool(param:value)`` form is refused at load, never read as a rule matching nothing."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Bash(run_in_background:true)",
+            "Bash(timeout:30)",
+            "Read(file_path:/etc/*)",
+            "Edit(old_string:*secret*)",
+            "WebFetch(url:https://x.example/)",
+            "Agent(model:opus)",
+            "mcp__github__create_issue(repo:x)",
+        ],
+    )
+    @pytest.mark.parametrize("decision", ["allow", "ask", "deny"])
+    def test_refused(self, text: str, decision: Decision) -> None:
+        """Every decision refuses it with a RuleTextError that names the argument and says why."""
+        with pytest.raises(
+            RuleTextError, match=r"Tool\(parameter:value\) form .* is not supported"
+        ) as caught:
+            parse(text, decision, kinds={"Agent": "shell"})
+        assert caught.value.text == text
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            "Bash(ls:*)",
+            "Bash(npm run test:*)",
+            "Bash(npm run test:unit)",
+            "Bash(curl http://x.example:8080/)",
+            "WebFetch(domain:example.com)",
+            "Edit(./a:b)",
+        ],
+    )
+    def test_other_colons(self, text: str) -> None:
+        """The prefix form (``:*``), a colon inside a command or a path, and ``domain:`` still read."""
+        assert parse(text, "deny").argument_pattern is not None
+
+
 class TestKinds:
     """The host's kinds decide how a tool's specifier is read; built-in kinds fill the rest."""
 

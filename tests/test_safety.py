@@ -2,15 +2,26 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
+from ask_permissions import ApprovalQueue, LayeredPolicy, PermissionSettings, SettingsSource, ToolCall
 from ask_permissions.policy._safety import PROTECTED_PATHS, check_paths, check_shell
+from ask_permissions.shell._programs import PROGRAMS
+from ask_permissions.typing import LayeredMode
+
+from .safety_corpus import BENIGN, HOSTILE_PARAMS, LAUNCHED_REMOVALS, NOT_EDITS, Hostile
 
 CWD = "/work/project"
 HOME = "/home/dev"
 
 # Shell commands that touch a protected path or remove a tree no agent should: each must ask.
 MUST_ASK = [
+    "echo 'ssh-ed25519 AAAA attacker' >> ~/.ssh/authorized_keys",
+    "cp config.evil ~/.ssh/config",
+    "tee -a $HOME/.gnupg/gpg-agent.conf",
     "echo 'curl x | sh' >> ~/.bashrc",
     "echo hi >.bashrc",
     "printf x > $HOME/.zshrc",
@@ -247,3 +258,154 @@ class TestPaths:
         assert check_paths(["/work/project/policy.toml"], cwd=CWD, protected=mine) is not None
         assert check_paths(["/work/project/secrets/a"], cwd=CWD, protected=mine) is not None
         assert check_paths(["/work/project/policy.toml"], cwd=CWD, protected=PROTECTED_PATHS) is None
+
+
+GUARDED_MODES: list[LayeredMode] = ["default", "acceptEdits", "bypassPermissions"]
+
+
+def _layered(mode: LayeredMode, cwd: str = CWD, **rules: list[str]) -> LayeredPolicy:
+    """A layered policy with no rules but ``rules`` (allow/ask/deny lists of one project source)."""
+    sources = [SettingsSource("project", cwd, None, **{key: tuple(value) for key, value in rules.items()})]  # type: ignore[arg-type]
+    return LayeredPolicy(
+        queue=ApprovalQueue(), settings=PermissionSettings(sources, project_dir=cwd), mode=mode
+    )
+
+
+class TestHostileCorpus:
+    """Every hostile call of the corpus is held for a person in every mode, bypassPermissions included."""
+
+    @pytest.mark.parametrize("case", HOSTILE_PARAMS)
+    @pytest.mark.parametrize("mode", GUARDED_MODES)
+    def test_not_allowed(self, case: Hostile, mode: LayeredMode) -> None:
+        """The call is not allowed: a safety check asks."""
+        record = _layered(mode).evaluate(ToolCall(case.tool, case.arguments, "tc"))
+        assert record.outcome != "proceed", record.reason
+        assert record.layer == "safety_check"
+
+    def test_every_launcher_has_a_case(self) -> None:
+        """Each launcher and wrapper of the table has a hidden removal in the corpus."""
+        names = {name for row in PROGRAMS if row.kind in ("launcher", "wrapper") for name in row.names}
+        assert names <= set(LAUNCHED_REMOVALS)
+
+    @pytest.mark.parametrize("command", BENIGN)
+    def test_benign(self, command: str) -> None:
+        """Ordinary commands raise no safety check, so bypassPermissions lets them through."""
+        assert check_shell(command, cwd=CWD, home=HOME, protected=PROTECTED_PATHS) is None
+        record = _layered("bypassPermissions").evaluate(ToolCall("Bash", {"command": command}, "tc"))
+        assert record.outcome == "proceed", record.reason
+
+    @pytest.mark.parametrize("command", NOT_EDITS)
+    def test_accept_edits_refuses(self, command: str) -> None:
+        """acceptEdits accepts only edit commands whose every path it can read inside the project."""
+        record = _layered("acceptEdits").evaluate(ToolCall("Bash", {"command": command}, "tc"))
+        assert record.outcome != "proceed" or record.layer != "mode", record.reason
+        assert record.outcome != "proceed"
+
+    @pytest.mark.parametrize(
+        "command",
+        ["cp a b", "cp -r src/a src/b", "mv -f a b", "mkdir -p src/new", "touch a b", "cp -t dest a b"],
+    )
+    def test_accept_edits_accepts(self, command: str) -> None:
+        """Edit commands with plain operands inside the project are accepted (no false alarm)."""
+        record = _layered("acceptEdits").evaluate(ToolCall("Bash", {"command": command}, "tc"))
+        assert (record.outcome, record.layer) == ("proceed", "mode")
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """A project folder on disk with a .git/hooks folder, and a folder outside it."""
+    root = tmp_path / "project"
+    (root / ".git" / "hooks").mkdir(parents=True)
+    (root / "src").mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    return root
+
+
+class TestLinks:
+    """Symbolic links that exist on disk count as where they lead."""
+
+    def test_a_link_into_the_hooks_is_a_protected_write(self, project: Path) -> None:
+        """A path tool's write through a link to .git/hooks asks, in every mode."""
+        (project / "hooks").symlink_to(project / ".git" / "hooks")
+        for mode in GUARDED_MODES:
+            call = ToolCall("Write", {"file_path": "hooks/pre-commit", "content": "x"}, "tc")
+            record = _layered(mode, str(project)).evaluate(call)
+            assert (record.outcome, record.layer) == ("pending", "safety_check"), mode
+            assert "touches .git/" in (record.reason or "")
+
+    def test_a_relative_link_into_the_hooks(self, project: Path) -> None:
+        """A relative link (and one through another link) leads where the kernel would go."""
+        (project / "src" / "h").symlink_to("../.git/hooks")
+        (project / "alias").symlink_to("src")
+        assert check_paths([str(project / "alias" / "h" / "x")], cwd=str(project), protected=PROTECTED_PATHS)
+
+    def test_dot_dot_after_a_link_steps_back_from_its_target(self, project: Path) -> None:
+        """``link/../x`` is read from where the link leads, not lexically."""
+        (project / "objects").mkdir(parents=True)
+        (project / "deep").symlink_to(project / ".git" / "hooks")
+        path = os.path.join(str(project), "deep", "..", "hooks", "pre-commit")  # .git/hooks/pre-commit
+        assert check_paths([path], cwd=str(project), protected=PROTECTED_PATHS) is not None
+
+    def test_a_shell_write_through_a_link(self, project: Path) -> None:
+        """Shell commands that write through a link into .git/hooks ask in every mode."""
+        (project / "hooks").symlink_to(project / ".git" / "hooks")
+        for command in ("cp x hooks/pre-commit", "echo x > hooks/pre-commit", "tee hooks/post-merge"):
+            for mode in GUARDED_MODES:
+                record = _layered(mode, str(project)).evaluate(ToolCall("Bash", {"command": command}, "tc"))
+                assert record.layer == "safety_check", (command, mode)
+
+    def test_a_removal_through_a_link_to_a_tree(self, project: Path, tmp_path: Path) -> None:
+        """Removing through a link (``link/``, ``link/.``) removes its target; removing the link does not."""
+        (project / "up").symlink_to(tmp_path)  # the project's parent
+        for command in ("rm -rf up/", "rm -rf up/.", "rm -rf up/project"):
+            finding = check_shell(command, cwd=str(project), home=HOME, protected=PROTECTED_PATHS)
+            assert finding is not None, command
+            assert "removes" in finding.reason
+        assert check_shell("rm -f up", cwd=str(project), home=HOME, protected=PROTECTED_PATHS) is None
+
+    def test_a_link_made_later_counts(self, project: Path) -> None:
+        """The same command asks once a link it writes through appears: answers hang on the disk now."""
+        command = "tee hooks/pre-commit"
+        assert check_shell(command, cwd=str(project), home=HOME, protected=PROTECTED_PATHS) is None
+        (project / "hooks").symlink_to(project / ".git" / "hooks")
+        assert check_shell(command, cwd=str(project), home=HOME, protected=PROTECTED_PATHS) is not None
+
+    def test_a_link_out_of_the_project_is_no_edit_inside(self, project: Path, tmp_path: Path) -> None:
+        """acceptEdits does not accept a write through a link that leads out of the working directory."""
+        (project / "out").symlink_to(tmp_path / "elsewhere")
+        for call in (
+            ToolCall("Write", {"file_path": "out/x", "content": "x"}, "tc"),
+            ToolCall("Bash", {"command": "touch out/x"}, "tc"),
+            ToolCall("Bash", {"command": "cp src/a out/"}, "tc"),
+        ):
+            for mode in ("default", "acceptEdits"):
+                record = _layered(mode, str(project)).evaluate(call)
+                assert record.outcome != "proceed", (call, mode)
+        inside = _layered("acceptEdits", str(project)).evaluate(
+            ToolCall("Write", {"file_path": "src/x"}, "tc")
+        )
+        assert (inside.outcome, inside.layer) == ("proceed", "mode")
+
+    def test_a_deny_applies_to_the_link_or_its_target(self, project: Path, tmp_path: Path) -> None:
+        """A path deny matches a link whose target it names, and a link it names; an allow needs both."""
+        secret = tmp_path / "elsewhere" / "secret.env"
+        secret.write_text("x")
+        (project / "innocent.txt").symlink_to(secret)
+        deny_target = _layered("bypassPermissions", str(project), deny=[f"Read(/{secret})"])
+        record = deny_target.evaluate(ToolCall("Read", {"file_path": "innocent.txt"}, "tc"))
+        assert (record.outcome, record.layer) == ("block", "deny_rule")
+        deny_link = _layered("bypassPermissions", str(project), deny=["Read(./innocent.txt)"])
+        assert deny_link.evaluate(ToolCall("Read", {"file_path": "innocent.txt"}, "tc")).outcome == "block"
+        allow_link = _layered("default", str(project), allow=["Read(./innocent.txt)"])
+        record = allow_link.evaluate(ToolCall("Read", {"file_path": "innocent.txt"}, "tc"))
+        assert record.outcome == "pending"  # the target is not allowed
+        allow_both = _layered("default", str(project), allow=["Read(./innocent.txt)", f"Read(/{secret})"])
+        assert allow_both.evaluate(ToolCall("Read", {"file_path": "innocent.txt"}, "tc")).outcome == "proceed"
+
+    def test_a_link_loop_asks(self, project: Path) -> None:
+        """A path with more links than are followed (a loop) cannot be checked, so it asks."""
+        (project / "a").symlink_to(project / "b")
+        (project / "b").symlink_to(project / "a")
+        finding = check_paths([str(project / "a" / "x")], cwd=str(project), protected=PROTECTED_PATHS)
+        assert finding is not None
+        assert "symbolic links" in finding.reason

@@ -4,8 +4,10 @@ folders): each test asserts what the host's file system, environment or server s
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -219,6 +221,49 @@ class TestProtectedPaths:
         assert "made=1" in out
         assert os.listdir(place.project) == []
 
+    def test_runs_with_other_runtime_folders_share_the_placeholders(self, place: Place) -> None:
+        """Two runs over one folder whose launchers were given different ``XDG_RUNTIME_DIR``s (so each keeps
+        its records in another runtime folder): the first to end still leaves the placeholder the other
+        mounts, so the other cannot create the protected folder."""
+        if not os.access("/run", os.W_OK):
+            pytest.skip("needs a writable /run for a second runtime folder")
+        other = tempfile.mkdtemp(prefix="ask-permissions-review-", dir="/run")
+        os.chmod(other, 0o700)
+        plain = {name: value for name, value in os.environ.items() if name != "XDG_RUNTIME_DIR"}
+        elsewhere = {**plain, "XDG_RUNTIME_DIR": other}
+        try:
+            with Sandbox.from_policy(place.policy(), backend=BwrapBackend(linger=0)) as sandbox:
+                first = subprocess.Popen(
+                    sandbox.command("echo ready; read line"),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    text=True,
+                    env=plain,
+                )
+                second = subprocess.Popen(
+                    sandbox.command("echo ready; read line; mkdir -p .vscode && echo x > .vscode/tasks.json"),
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    text=True,
+                    env=elsewhere,
+                )
+                try:
+                    assert first.stdout is not None
+                    assert second.stdout is not None
+                    assert first.stdout.readline() == "ready\n"
+                    assert second.stdout.readline() == "ready\n"
+                    first.communicate("go\n", timeout=60)
+                    second.communicate("go\n", timeout=60)
+                finally:
+                    for process in (first, second):
+                        process.kill()
+                        process.wait(10)
+        finally:
+            shutil.rmtree(other, ignore_errors=True)
+        assert second.returncode != 0
+        assert not (place.project / ".vscode" / "tasks.json").exists()
+
     def test_placeholders_linger_between_runs_until_close(self, place: Place) -> None:
         """By default a burst of runs makes the placeholders once: they stay after a run, and ``close``
         removes them; with ``linger=0`` they go as each run ends."""
@@ -264,6 +309,33 @@ class TestProtectedPaths:
         assert result.returncode != 0
         assert (place.project / "config" / "prod.yaml").read_text() == "safe\n"
 
+    def test_a_deny_rule_of_an_editing_tool_holds_through_a_symlink(self, place: Place) -> None:
+        """A folder a deny rule keeps from Edit stays read-only when its name is a symbolic link to a folder
+        of the project: what the link leads to cannot be changed through it, nor by its own name."""
+        real = place.project / "real-config"
+        real.mkdir()
+        (real / "prod.yaml").write_text("safe\n", encoding="utf-8")
+        (place.project / "config").symlink_to("real-config")
+        policy = place.policy(deny=["Edit(./config/**)"])
+        with Sandbox.from_policy(policy) as sandbox:
+            through_link = sandbox.run("echo changed > config/prod.yaml")
+            added = sandbox.run("echo new > config/added.yaml")
+            by_target = sandbox.run("echo changed > real-config/prod.yaml")
+        assert all(result.returncode != 0 for result in (through_link, added, by_target))
+        assert (real / "prod.yaml").read_text() == "safe\n"
+        assert sorted(os.listdir(real)) == ["prod.yaml"]
+
+    def test_a_deny_rule_of_a_reading_tool_hides_a_symlinked_folder(self, place: Place) -> None:
+        """A folder a deny rule keeps from Read is hidden when its name is a symbolic link too."""
+        real = place.project / "real-secrets"
+        real.mkdir()
+        (real / "key.txt").write_text("secret-value\n", encoding="utf-8")
+        (place.project / "secrets").symlink_to("real-secrets")
+        with Sandbox.from_policy(place.policy(deny=["Read(./secrets/**)"])) as sandbox:
+            result = sandbox.run("cat secrets/key.txt real-secrets/key.txt")
+        assert "secret-value" not in result.stdout
+        assert (real / "key.txt").read_text() == "secret-value\n"
+
     def test_a_deny_rule_of_a_reading_tool_hides_the_path(self, place: Place) -> None:
         """A file a deny rule keeps from Read reads as empty inside."""
         (place.project / ".env").write_text("KEY=secret\n", encoding="utf-8")
@@ -271,6 +343,57 @@ class TestProtectedPaths:
             result = sandbox.run("cat .env")
         assert "secret" not in result.stdout
         assert (place.project / ".env").read_text() == "KEY=secret\n"
+
+    def test_a_planted_symlink_brings_no_hidden_host_file_in(self, place: Place) -> None:
+        """A command plants a start-up file's name (kept read-only where it exists) as a link to a host
+        file that sandboxes cannot see (in the host's /tmp): later runs do not bind that file in."""
+        secret = Path(tempfile.mkdtemp(prefix="ask-permissions-hidden-", dir="/tmp"))
+        try:
+            (secret / "note.txt").write_text("host-only-content\n", encoding="utf-8")
+            with Sandbox.from_policy(place.policy()) as sandbox:
+                planted = sandbox.run(f"ln -s {secret}/note.txt .profile")
+                later = sandbox.run(f"cat {secret}/note.txt .profile")
+        finally:
+            shutil.rmtree(secret, ignore_errors=True)
+        assert planted.returncode == 0, planted.stderr
+        assert "host-only-content" not in later.stdout
+
+    @pytest.mark.parametrize("shape", ["tree", "file"])
+    def test_an_allow_rule_through_a_planted_symlink_opens_nothing_outside(
+        self, place: Place, shape: str
+    ) -> None:
+        """An allow rule of an editing tool for a path inside the project, whose name a command had made a
+        link to a folder (or file) outside it, grants nothing outside: the rule names the project's path,
+        not wherever a link there leads."""
+        target = place.outside / "target"
+        target.mkdir()
+        (target / "kept.txt").write_text("kept\n", encoding="utf-8")
+        with Sandbox.from_policy(place.policy()) as sandbox:
+            planted = sandbox.run(f"ln -s {target} out")
+        assert planted.returncode == 0, planted.stderr
+        rule = "Edit(./out/**)" if shape == "tree" else "Edit(./out/kept.txt)"
+        with Sandbox.from_policy(place.policy(allow=[rule])) as sandbox:
+            assert str(target) not in sandbox.profile.writable
+            through = sandbox.run("echo changed > out/kept.txt")
+            direct = sandbox.run(f"echo changed > {target}/kept.txt")
+        assert through.returncode != 0
+        assert direct.returncode != 0
+        assert (target / "kept.txt").read_text() == "kept\n"
+
+    def test_a_writable_folder_turned_into_a_symlink_opens_nothing_outside(self, place: Place) -> None:
+        """A folder the profile made writable, replaced by a link to a folder outside after the profile was
+        worked out (by a command that ran under older walls): the next run writes nothing outside."""
+        target = place.outside / "target"
+        target.mkdir()
+        (place.project / "out").mkdir()
+        with Sandbox.from_policy(place.policy(allow=["Edit(./out/**)"])) as sandbox:
+            assert str(place.project / "out") in sandbox.profile.writable
+            (place.project / "out").rmdir()
+            (place.project / "out").symlink_to(target)
+            with pytest.raises(SandboxUnavailableError, match="symbolic link leads there") as raised:
+                sandbox.run(f"echo x > {target}/escaped.txt")
+        assert raised.value.missing == "a writable folder that no symbolic link leads to"
+        assert list(target.iterdir()) == []
 
     def test_an_allow_rule_of_an_editing_tool_opens_its_folder(self, place: Place) -> None:
         """A folder outside the project that an allow rule lets Edit write is writable; the rest is not."""
@@ -369,6 +492,19 @@ class TestEnvironment:
             result = sandbox.run("env")
         assert "leak-" not in result.stdout
         assert "PLAIN_SETTING=visible" in result.stdout
+
+    def test_the_database_clients_passwords_are_secrets(
+        self, place: Place, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """The passwords the PostgreSQL and MySQL clients read from the environment are removed by default,
+        from the command's environment and from the sandbox's first process alike."""
+        monkeypatch.setenv("PGPASSWORD", "leak-pg")
+        monkeypatch.setenv("MYSQL_PWD", "leak-mysql")
+        with Sandbox.from_policy(place.policy()) as sandbox:
+            result = sandbox.run("env; tr '\\0' '\\n' < /proc/1/environ")
+        assert result.returncode == 0, result.stderr
+        assert "PATH=" in result.stdout
+        assert "leak-" not in result.stdout
 
     def test_the_launcher_removes_secrets_from_the_environment_it_is_given(self, place: Place) -> None:
         """A host starting ``command()`` itself, with secrets in the environment it passes, still leaks

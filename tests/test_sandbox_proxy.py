@@ -71,6 +71,11 @@ REFUSED_TARGETS = [
     pytest.param("127.0.0.1:{port}x", id="port-garbage"),
     pytest.param("%31%32%37.0.0.1:{port}", id="percent-encoded"),
     pytest.param(":{port}", id="no-host"),
+    # What the rules read as 127.0.0.1 (a URL's fragment, path or query) but a resolver would be handed whole.
+    pytest.param("127.0.0.1#.evil.test:{port}", id="fragment-in-host"),
+    pytest.param("127.0.0.1/.evil.test", id="path-in-host"),
+    pytest.param("127.0.0.1?.evil.test", id="query-in-host"),
+    pytest.param("127.0.0.1#", id="bare-fragment"),
 ]
 
 
@@ -112,6 +117,26 @@ class TestForwarding:
         assert server.proxy_headers == []
 
     @pytest.mark.parametrize(
+        "host_lines",
+        [
+            pytest.param("Host: internal.evil.test\r\n", id="other-host"),
+            pytest.param("host: internal.evil.test\r\nHost: 127.0.0.1\r\n", id="two-hosts"),
+            pytest.param("Host : internal.evil.test\r\n", id="space-before-colon"),
+            pytest.param("", id="none"),
+        ],
+    )
+    def test_the_host_header_names_the_url_host(
+        self, proxy: DomainProxy, server: LocalServer, host_lines: str
+    ) -> None:
+        """The server is told the host the rules allowed, never a Host header the client chose (RFC 9112
+        3.2.2: a proxy replaces it with the absolute URL's authority)."""
+        request = f"GET http://127.0.0.1:{server.port}/page HTTP/1.1\r\n{host_lines}\r\n"
+        connection, reply = _ask(proxy, request.encode())
+        _rest(connection)
+        assert _status(reply) == "HTTP/1.0 200 OK"
+        assert server.hosts == [f"127.0.0.1:{server.port}"]
+
+    @pytest.mark.parametrize(
         ("request_text", "status"),
         [
             pytest.param("GET http://evil.test/ HTTP/1.1\r\n\r\n", "403 Forbidden", id="other-host"),
@@ -146,6 +171,31 @@ class TestLifecycle:
         finally:
             closed.close()
         assert _status(reply) == "HTTP/1.1 403 Forbidden"
+        assert server.connections == 0
+
+    def test_a_head_sent_a_byte_at_a_time_is_cut_off_at_the_deadline(self, server: LocalServer) -> None:
+        """A client that trickles its request head (a byte now and then, each within the timeout) loses the
+        connection once the head's time is up: it cannot hold one of the proxy's few connections forever."""
+        slow = DomainProxy(lambda: ALLOWED, head_timeout=0.5)
+        connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            connection.connect(slow.socket_path)
+            connection.settimeout(0.2)
+            cut = False
+            for byte in b"CONNECT 127.0.0.1:1 HTTP/1.1\r\n" * 2:  # at most about 12 s
+                try:
+                    connection.sendall(bytes([byte]))
+                    cut = connection.recv(4096) == b""
+                except TimeoutError:
+                    continue  # nothing yet: the proxy still waits for the head
+                except OSError:
+                    cut = True
+                if cut:
+                    break
+        finally:
+            connection.close()
+            slow.close()
+        assert cut
         assert server.connections == 0
 
     def test_close_ends_open_tunnels_and_joins_its_threads(self, server: LocalServer) -> None:

@@ -1,4 +1,4 @@
-"""The shell splitter: sub-commands, what it refuses to understand, what deny and ask still see."""
+"""The plain reading (what an allow matches): sub-commands, what it refuses, what deny and ask see."""
 
 from __future__ import annotations
 
@@ -14,13 +14,14 @@ from hypothesis import strategies as st
 from tree_sitter import Language, Node, Parser
 from tree_sitter_bash import language as bash_language
 
-from ask_permissions.rules._shell import (
-    MAX_COMMAND_LENGTH,
-    ParsedCommand,
+from ask_permissions.shell import (
+    READ_LIMIT,
+    Reading,
     SubCommand,
+    _readings,
     command_words,
-    parse_command,
-    strip_wrappers,
+    launch,
+    read_command,
 )
 
 from .shell_corpus import BENIGN
@@ -86,7 +87,7 @@ REFUSALS = [
     pytest.param("ls |", "trailing operator '|'", id="trailing-pipe"),
     pytest.param("; ls", "no command before it", id="leading-semicolon"),
     pytest.param("ls \\", "trailing backslash", id="trailing-backslash"),
-    pytest.param("ls " + "a" * MAX_COMMAND_LENGTH, "longer than 10,000", id="too-long"),
+    pytest.param("ls " + "a" * READ_LIMIT, "longer than the read limit of 1,048,576", id="too-long"),
     pytest.param("ls\x00", "NUL", id="nul"),
     pytest.param("ls\u00a0-la", "U+00A0", id="no-break-space"),
     pytest.param("ls\uff1bx", "look-alike", id="fullwidth-semicolon"),
@@ -119,7 +120,7 @@ VISIBLE = [
     pytest.param("watch 'rm -rf ~'", ("rm", "-rf", "~"), id="watch-script"),
     pytest.param("ssh host 'rm -rf ~'", ("rm", "-rf", "~"), id="ssh-script"),
     pytest.param("eval 'rm -rf ~'", ("rm", "-rf", "~"), id="eval"),
-    pytest.param("find . -exec rm -rf {} +", ("rm", "-rf", "{}", "+"), id="find-exec"),
+    pytest.param("find . -exec rm -rf {} +", ("rm", "-rf", "{}"), id="find-exec"),
     pytest.param("timeout 5 rm x", ("timeout", "5", "rm", "x"), id="wrapper-kept-as-a-reading"),
     pytest.param("if true; then rm -rf ~; fi", ("rm", "-rf", "~"), id="keyword-body"),
     pytest.param("! rm -rf ~", ("rm", "-rf", "~"), id="negation"),
@@ -127,11 +128,14 @@ VISIBLE = [
     pytest.param("ls\uff1brm -rf ~", ("rm", "-rf", "~"), id="fullwidth-semicolon-normalized"),
     pytest.param("ls\u2028rm -rf ~", ("rm", "-rf", "~"), id="line-separator"),
     pytest.param("ls\x00; rm -rf ~", ("rm", "-rf", "~"), id="after-nul"),
-    pytest.param("cat <<EOF\nrm -rf ~\nEOF", ("rm", "-rf", "~"), id="heredoc-body-read-as-commands"),
+    pytest.param("bash <<EOF\nrm -rf ~\nEOF", ("rm", "-rf", "~"), id="heredoc-fed-to-a-shell"),
+    pytest.param("cat <<EOF | sh\nrm -rf ~\nEOF", ("rm", "-rf", "~"), id="heredoc-piped-to-a-shell"),
+    pytest.param("cat <<EOF\n$(rm -rf ~)\nEOF", ("rm", "-rf", "~"), id="heredoc-substitution"),
+    pytest.param("cat <<'EOF'\nx'\nEOF\nrm -rf ~", ("rm", "-rf", "~"), id="line-after-heredoc-with-quote"),
 ]
 
 
-def _subcommand_words(parsed: ParsedCommand) -> list[tuple[str, ...]]:
+def _subcommand_words(parsed: Reading) -> list[tuple[str, ...]]:
     return [sub.words for sub in parsed.subcommands]
 
 
@@ -141,7 +145,7 @@ class TestSplitting:
     @pytest.mark.parametrize(("command", "expected"), SPLITS)
     def test_split(self, command: str, expected: list[tuple[str, ...]]) -> None:
         """Each command is understood and splits into these argument vectors."""
-        parsed = parse_command(command)
+        parsed = read_command(command)
         assert parsed.why is None
         assert parsed.understood
         assert _subcommand_words(parsed) == expected
@@ -149,17 +153,17 @@ class TestSplitting:
     @pytest.mark.parametrize(("command", "expected"), SUBCOMMAND_FIELDS)
     def test_subcommand_fields(self, command: str, expected: SubCommand) -> None:
         """Assignments, wrappers and xargs are recorded beside the words."""
-        assert parse_command(command).subcommands == (expected,)
+        assert read_command(command).subcommands == (expected,)
 
     def test_text_of_each_subcommand(self) -> None:
         """Each sub-command keeps its own text, for showing a decision per sub-command."""
-        parsed = parse_command("git status  &&  npm test 2>&1 | grep x")
+        parsed = read_command("git status  &&  npm test 2>&1 | grep x")
         assert [sub.text for sub in parsed.subcommands] == ["git status", "npm test 2>&1", "grep x"]
 
     def test_not_a_string(self) -> None:
         """Only strings are commands."""
         with pytest.raises(TypeError, match="expected a string; got bytes"):
-            parse_command(b"ls")  # type: ignore[arg-type]
+            read_command(b"ls")  # type: ignore[arg-type]
 
     def test_string_subclass(self) -> None:
         """A str subclass is read as its text."""
@@ -167,7 +171,7 @@ class TestSplitting:
         class Text(str):
             __slots__ = ()
 
-        assert _subcommand_words(parse_command(Text("ls -la"))) == [("ls", "-la")]
+        assert _subcommand_words(read_command(Text("ls -la"))) == [("ls", "-la")]
 
 
 class TestRefusals:
@@ -176,23 +180,31 @@ class TestRefusals:
     @pytest.mark.parametrize(("command", "reason"), REFUSALS)
     def test_refused(self, command: str, reason: str) -> None:
         """The command is not understood, and ``why`` names what was found."""
-        parsed = parse_command(command)
+        parsed = read_command(command)
         assert not parsed.understood
         assert parsed.why is not None
         assert reason in parsed.why
 
-    def test_over_scan_limit_is_not_read(self) -> None:
-        """Past ten times the limit the command is not read at all, and says so."""
-        parsed = parse_command("ls " + "a" * 10 * MAX_COMMAND_LENGTH)
-        assert not parsed.fully_scanned
+    def test_over_read_limit_is_not_read(self) -> None:
+        """Past the read limit the command is not read at all, and says so."""
+        parsed = read_command("ls " + "a" * READ_LIMIT)
+        assert not parsed.fully_read
+        assert parsed.too_long
         assert parsed.why is not None
         assert "not read" in parsed.why
 
+    def test_within_read_limit_is_read(self) -> None:
+        """A long command within the read limit is read like a short one (no length limit on allows)."""
+        parsed = read_command("ls " + "a" * (READ_LIMIT - 3))
+        assert parsed.understood, parsed.why
+        assert parsed.fully_read
+        assert not parsed.too_long
+
     def test_deep_nesting_is_not_fully_read(self) -> None:
         """Substitutions nested past the depth bound leave the command partly unread."""
-        parsed = parse_command("echo " + "$(" * 20 + "rm" + ")" * 20)
+        parsed = read_command("echo " + "$(" * 20 + "rm" + ")" * 20)
         assert not parsed.understood
-        assert not parsed.fully_scanned
+        assert not parsed.fully_read
 
 
 class TestVisible:
@@ -201,13 +213,13 @@ class TestVisible:
     @pytest.mark.parametrize(("command", "words"), VISIBLE)
     def test_visible(self, command: str, words: tuple[str, ...]) -> None:
         """The inner or alternative command is among the visible ones."""
-        parsed = parse_command(command)
+        parsed = read_command(command)
         assert words in {sub.words for sub in parsed.visible}
 
     @pytest.mark.parametrize(("name", "command"), BENIGN, ids=[name for name, _ in BENIGN])
     def test_benign_corpus_understood(self, name: str, command: str) -> None:
         """Every benign command is understood, and its sub-commands are all visible."""
-        parsed = parse_command(command)
+        parsed = read_command(command)
         assert parsed.understood, (name, parsed.why)
         assert set(parsed.subcommands) <= set(parsed.visible)
 
@@ -312,8 +324,7 @@ def _ts_commands(source: str) -> list[tuple[str, ...]] | None:
             command = node if node.type == "command" else node.children[0]
             redirects = [] if node is command else node.children[1:]
             assignments, words = _argv(command, redirects)
-            stripped, _ = strip_wrappers(words)
-            core = words[stripped:]
+            core = words[launch(words).wrapped :]
             if len(core) == 3 and core[0] in _SHELLS and core[1] in ("-c", "-lc"):
                 inner = _ts_commands(core[2])
                 assert inner is not None, core[2]
@@ -338,7 +349,7 @@ def _full_argv(sub: SubCommand) -> tuple[str, ...]:
 def _bash_normalized(source: str) -> str:
     """bash's own reading of ``source``, printed back by ``declare -f`` (nothing is run).
 
-    Only for commands the splitter understood (so with no lone ``}`` to end the function early), and with
+    Only for commands the plain reading understood (so with no lone ``}`` to end the function early), and with
     ``PATH`` empty all the same.
     """
     result = subprocess.run(
@@ -353,7 +364,7 @@ def _bash_normalized(source: str) -> str:
     return result.stdout
 
 
-def _agrees_with_tree_sitter(source: str, parsed: ParsedCommand) -> bool:
+def _agrees_with_tree_sitter(source: str, parsed: Reading) -> bool:
     """tree-sitter finds our sub-commands in ``source``, or in bash's normalized form of it.
 
     The second reading works around two tree-sitter-bash bugs: it splits a word at a line continuation,
@@ -366,13 +377,13 @@ def _agrees_with_tree_sitter(source: str, parsed: ParsedCommand) -> bool:
 
 
 class TestTreeSitterOracle:
-    """Whatever the splitter understands, tree-sitter-bash parses without error into the same commands."""
+    """Whatever the plain reading understands, tree-sitter-bash parses into the same commands."""
 
     @given(command_lines(escapes='"\\'))
     @settings(max_examples=200, deadline=None)
     def test_generated_commands(self, line: str) -> None:
         """Generated command lines are understood, and tree-sitter finds the same commands and words."""
-        parsed = parse_command(line)
+        parsed = read_command(line)
         assert parsed.understood, parsed.why
         assert _agrees_with_tree_sitter(line, parsed)
 
@@ -380,7 +391,7 @@ class TestTreeSitterOracle:
     @settings(max_examples=500, deadline=None)
     def test_random_text(self, text: str) -> None:
         """Random text over shell metacharacters: when understood, tree-sitter agrees on it."""
-        parsed = parse_command(text)
+        parsed = read_command(text)
         if not parsed.understood or '"' in text:
             # Inside double quotes shlex, which the oracle unquotes with, reads \$ and \` unlike bash.
             return
@@ -388,8 +399,8 @@ class TestTreeSitterOracle:
 
     @pytest.mark.parametrize(("name", "command"), BENIGN, ids=[name for name, _ in BENIGN])
     def test_benign_corpus(self, name: str, command: str) -> None:
-        """tree-sitter reads every benign command as the splitter does."""
-        assert _agrees_with_tree_sitter(command, parse_command(command)), name
+        """tree-sitter reads every benign command as the plain reading does."""
+        assert _agrees_with_tree_sitter(command, read_command(command)), name
 
 
 _HANDLER = (
@@ -424,7 +435,7 @@ def _bash_argvs(lines: list[str], tmp_path: Any) -> list[Counter[tuple[str, ...]
 
 
 class TestBashOracle:
-    """Whatever the splitter understands, bash itself runs exactly those argument vectors."""
+    """Whatever the plain reading understands, bash itself runs exactly those argument vectors."""
 
     @given(
         st.lists(
@@ -433,14 +444,33 @@ class TestBashOracle:
     )
     @settings(max_examples=40, deadline=None)
     def test_generated_commands(self, tmp_path_factory: pytest.TempPathFactory, lines: list[str]) -> None:
-        """bash runs, for each generated line, the very words the splitter found (in any order)."""
+        """bash runs, for each generated line, the very words the plain reading found (in any order)."""
         tmp_path = tmp_path_factory.mktemp("bash")
         expected = []
         for line in lines:
-            parsed = parse_command(line)
+            parsed = read_command(line)
             assert parsed.understood, parsed.why
             expected.append(Counter(sub.words for sub in parsed.subcommands if sub.words))
         assert _bash_argvs(lines, tmp_path) == expected
+
+
+_PLAIN_LINES = st.lists(
+    st.text(alphabet="abcz019-_./:,+@%^=!#~]", min_size=1, max_size=6), min_size=1, max_size=5
+).map(" ".join) | st.sampled_from(
+    ["git status", "ls -la src", "! ls", "time ls", "if x", "bash", "sudo rm -rf /", "export PS4=x", "]x y"]
+)
+
+
+class TestQuickPath:
+    """The quick path for one plain simple command reads it exactly as the tree does."""
+
+    @given(_PLAIN_LINES | command_lines())
+    @settings(max_examples=300, deadline=None)
+    def test_same_reading_as_the_tree(self, line: str) -> None:
+        """Where the quick path applies, its reading equals the full path's, field by field."""
+        quick = _readings._read_plain(line)
+        if quick is not None:
+            assert quick == _readings._read_tree(line)
 
 
 class TestFuzz:
@@ -449,8 +479,8 @@ class TestFuzz:
     @given(st.text(max_size=200) | shell_noise)
     @settings(max_examples=500, deadline=None)
     def test_any_text(self, text: str) -> None:
-        """Every string gives a ParsedCommand whose ``understood`` and ``why`` agree."""
-        parsed = parse_command(text)
+        """Every string gives a Reading whose ``understood`` and ``why`` agree."""
+        parsed = read_command(text)
         assert parsed.understood == (parsed.why is None)
         if parsed.understood:
             assert parsed.subcommands
@@ -483,6 +513,6 @@ class TestFuzz:
     def test_adversarial_inputs_are_quick(self, text: str) -> None:
         """Adversarial inputs of about 10,000 characters are read in well under a second."""
         started = time.perf_counter()
-        parsed = parse_command(text)
+        parsed = read_command(text)
         assert time.perf_counter() - started < 1.0
         assert parsed.understood == (parsed.why is None)

@@ -138,6 +138,36 @@ def approved_elsewhere(url: str, session: str, action_id: int) -> str | None:
         store.close()
 
 
+def held_by_a_lock(
+    url: str, stores: Callable[..., ApprovalStore]
+) -> tuple[ApprovalQueue, ApprovalQueue, Lock, list[int]]:
+    """Action 1 pending in a fresh session; a queue whose ``on_approve`` takes the lock its recording
+    needs; another store's queue on the session; the lock; and the ids the callbacks saw (the other's
+    negated)."""
+    session = fresh_session()
+    queue = ApprovalQueue(store=stores(url, lease=LEASE), session=session)
+    queue.submit(tool_call_id="a", tool_name="bash")
+    other = ApprovalQueue(store=stores(url, lease=LEASE), session=session)
+    lock, calls = Lock(url, session, 1), []
+
+    def on_approve(action: Any) -> None:
+        calls.append(action.id)
+        lock.take()
+
+    queue.on_approve = on_approve
+    other.on_approve = lambda action: calls.append(-action.id)
+    return queue, other, lock, calls
+
+
+def recorded_once(other: ApprovalQueue, calls: list[int]) -> None:
+    """The other queue sees action 1 approved, cannot approve it again, and one callback ran: the first."""
+    decided = other.wait(1, timeout=SETTLE)
+    assert decided is not None
+    assert decided.is_approved
+    assert other.approve(1) == []
+    assert calls == [1]
+
+
 class TestRecordingUnderALock:
     """A lock held past the store's timeout while on_approve runs: the recording is tried again."""
 
@@ -166,19 +196,7 @@ class TestRecordingUnderALock:
 
     def test_held_past_the_lease(self, fault_url: str, stores: Callable[..., ApprovalStore]) -> None:
         """Past the lease: ResolutionNotRecordedError; no other store can run the callback; recorded later."""
-        session = fresh_session()
-        store = stores(fault_url, lease=LEASE)
-        queue = ApprovalQueue(store=store, session=session)
-        queue.submit(tool_call_id="a", tool_name="bash")
-        other = ApprovalQueue(store=stores(fault_url, lease=LEASE), session=session)
-        lock, calls = Lock(fault_url, session, 1), []
-
-        def on_approve(action: Any) -> None:
-            calls.append(action.id)
-            lock.take()
-
-        queue.on_approve = on_approve
-        other.on_approve = lambda action: calls.append(-action.id)
+        queue, other, lock, calls = held_by_a_lock(fault_url, stores)
         try:
             with pytest.raises(ResolutionNotRecordedError, match="action 1: its callback ran") as info:
                 queue.approve(1)
@@ -188,11 +206,36 @@ class TestRecordingUnderALock:
                 other.approve(1)
         finally:
             lock.release()
-        decided = other.wait(1, timeout=SETTLE)  # the store records it in the background
-        assert decided is not None
-        assert decided.is_approved
-        assert other.approve(1) == []
-        assert calls == [1]
+        recorded_once(other, calls)  # the store records it in the background
+
+    def test_an_interrupted_recording_is_still_recorded(
+        self, fault_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """A signal (Ctrl-C, a host's own alarm) that breaks into approve while it tries the recording
+        again: the callback ran, so the recording is deferred, as past the lease; it is recorded once the
+        lock goes, and no other store runs the callback. The action never stays applying for good."""
+        queue, other, lock, calls = held_by_a_lock(fault_url, stores)
+
+        def interrupt(_number: int, _frame: object) -> None:
+            raise Interrupted
+
+        previous = signal.signal(signal.SIGUSR1, interrupt)
+        try:
+            with logged("could not be recorded") as failed:
+                signaller = start(lambda: release_when(failed, lambda: os.kill(os.getpid(), signal.SIGUSR1)))
+                try:
+                    with pytest.raises(Interrupted):
+                        queue.approve(1)
+                finally:
+                    join(signaller)
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
+            lock.release()
+        recorded_once(other, calls)
+
+
+class Interrupted(BaseException):
+    """What a test's signal handler raises in the main thread, as Ctrl-C raises KeyboardInterrupt."""
 
 
 @pytest.fixture
@@ -349,6 +392,43 @@ class TestServerRestarts:
         check_submissions(url, session, run_submitter(url, session, lock_a_while))
 
 
+class TestDrainLockFile:
+    """SQLite: the drain's lock file (``<path>-drain``) cannot be opened, or the store may only read."""
+
+    def test_a_submit_that_queued_its_call_returns_its_id(
+        self, tmp_path: Path, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """The lock file cannot be opened (here a folder stands in its place; elsewhere a full disk, a
+        file system without locks): a submit that queued its call returns its id (the drain's failure is
+        logged), and a drain raises StoreUnavailableError, not the raw OSError."""
+        database = tmp_path / "approvals.db"
+        (tmp_path / "approvals.db-drain").mkdir()
+        url = f"sqlite:///{database}"
+        queue = ApprovalQueue(store=stores(url), session=fresh_session(), auto_approve={"read": True})
+        action_id = queue.submit(tool_call_id="a", tool_name="read", auto_approvable=True)
+        assert queue[action_id] is not None
+        assert queue[action_id].status == "pending"  # type: ignore[union-attr]
+        with pytest.raises(StoreUnavailableError, match=r"approvals\.db-drain") as raised:
+            queue.drain()
+        assert isinstance(raised.value.__cause__, OSError)
+
+    def test_a_read_only_store_makes_no_lock_file(
+        self, tmp_path: Path, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """A drain through a store opened read-only raises StoreUnavailableError and creates nothing of
+        the package's beside the database."""
+        url, session = f"sqlite:///{tmp_path / 'approvals.db'}", fresh_session()
+        ApprovalQueue(store=stores(url), session=session).submit(
+            tool_call_id="a", tool_name="read", auto_approvable=True
+        )
+        reader = ApprovalQueue(
+            store=stores(url, read_only=True), session=session, auto_approve={"read": True}
+        )
+        with pytest.raises(StoreUnavailableError, match="read-only"):
+            reader.drain()
+        assert not (tmp_path / "approvals.db-drain").exists()
+
+
 def run_submitter(url: str, session: str, fault: Callable[[Worker], None]) -> list[dict[str, Any]]:
     """A ``submit_retrying`` worker, and ``fault`` twice while it submits (each returns once the worker
     saw a submit fail); every line the worker printed."""
@@ -388,7 +468,11 @@ def check_submissions(url: str, session: str, records: list[dict[str, Any]]) -> 
         auto = {record["id"] for record in records if record["event"] == "submitted" and record["auto"]}
         assert set(approvals) == auto
         assert max(approvals.values()) == 1
-        assert all(queue[action_id].is_approved for action_id in auto)  # type: ignore[union-attr]
+        unapproved = {
+            action_id: (action.status if (action := queue[action_id]) is not None else None)
+            for action_id in auto
+        }
+        assert [item for item in unapproved.items() if item[1] != "approved"] == []
     finally:
         store.close()
 

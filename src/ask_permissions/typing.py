@@ -191,6 +191,7 @@ HookResult: TypeAlias = ProceedResult | BlockResult | PendingResult
 ApprovalLayer: TypeAlias = Literal[
     "hook",
     "deny_rule",
+    "read_limit",
     "always_ask",
     "read_only",
     "check",
@@ -206,10 +207,12 @@ ApprovalLayer: TypeAlias = Literal[
 ]
 """The layers of an ``ApprovalPolicy``, in the order it consults them: the names its records report. The
 gem's nine are here with hooks before them and the host's checks after the name-only guards; its fifth layer
-is two (session, then project grant), its eighth three, in its code order."""
+is two (session, then project grant), its eighth three, in its code order. ``read_limit`` asks for a
+command a deny or ask rule could not read (past the read limit)."""
 
 LayeredLayer: TypeAlias = Literal[
     "hook",
+    "read_limit",
     "deny_rule",
     "ask_rule",
     "tool_check",
@@ -220,8 +223,9 @@ LayeredLayer: TypeAlias = Literal[
     "sandbox",
     "default",
 ]
-"""The layers of a ``LayeredPolicy``, in the order it consults them (seed 002's order): the names its records
-report. ``sandbox``: a shell call no rule decided proceeds because it runs in the policy's sandbox."""
+"""The layers of a ``LayeredPolicy``, in the order it consults them (seed 002's order, with ``read_limit``
+before the rules: a shell command past the read limit asks a person, whatever the mode): the names its
+records report. ``sandbox``: a shell call no rule decided proceeds because it runs in the policy's sandbox."""
 
 DecisionLayer: TypeAlias = ApprovalLayer | LayeredLayer | Literal["resolution"]
 """The layer that decided a call, as a ``DecisionRecord`` reports it (``"resolution"``: a record of how an

@@ -79,15 +79,18 @@ async def proxied(
     *,
     answers: list[Answer] | None = None,
     notes: Notes | None = None,
+    elicit: Any = None,
 ) -> AsyncIterator[tuple[ClientSession, list[str]]]:
     """A client session to a proxy in this process, in front of ``upstream_server`` in this process.
 
     With ``answers`` the client declares elicitation and answers each request with the next one; the
-    messages it was shown are collected in the list yielded with the session. The upstream session relays
-    its notifications to the proxy, as ``run_stdio_proxy`` does; ``notes`` collects the client's.
+    messages it was shown are collected in the list yielded with the session (``elicit``, an elicitation
+    callback, answers instead). The upstream session relays its notifications to the proxy, as
+    ``run_stdio_proxy`` does; ``notes`` collects the client's.
     """
     asked: list[str] = []
-    elicit = None if answers is None else answering(answers, asked)
+    if elicit is None and answers is not None:
+        elicit = answering(answers, asked)
     options = upstream_server.create_initialization_options(NotificationOptions(tools_changed=True))
     proxies: list[PermissionProxy] = []
 
@@ -136,9 +139,14 @@ class Harness:
         self.proxy: PermissionProxy | None = None
 
     def run(
-        self, scenario: Callable[[ClientSession], Any], *, answers: list[Answer] | None = None
+        self,
+        scenario: Callable[[ClientSession], Any],
+        *,
+        answers: list[Answer] | None = None,
+        elicit: Any = None,
     ) -> list[str]:
-        """Run ``scenario(client)``; return the elicitation messages the client was shown."""
+        """Run ``scenario(client)``; return the elicitation messages the client was shown (``answers``'
+        ones: an ``elicit`` callback keeps its own)."""
 
         def proxy_for(upstream: ClientSession) -> PermissionProxy:
             self.proxy = PermissionProxy(
@@ -148,10 +156,9 @@ class Harness:
 
         async def main() -> list[str]:
             with anyio.fail_after(30):
-                async with proxied(self.upstream.server(), proxy_for, answers=answers, notes=self.notes) as (
-                    client,
-                    asked,
-                ):
+                async with proxied(
+                    self.upstream.server(), proxy_for, answers=answers, notes=self.notes, elicit=elicit
+                ) as (client, asked):
                     await scenario(client)
             return asked
 

@@ -34,9 +34,20 @@ class TestHeldCalls:
         clock = FakeClock()
         held = HeldCalls(clock, None)
         held.hold(_held(clock, 1, {"command": "ls"}))
-        assert held.release("bash", {"command": "ls"}) is not None
-        assert held.release("bash", {"command": "ls"}) is None
+        assert held.release("bash", {"command": "ls"}, 1) is not None
+        assert held.release("bash", {"command": "ls"}, 1) is None
         assert len(held) == 0
+
+    def test_only_the_held_action_is_released(self) -> None:
+        """Releasing names the action: a verdict for another action leaves the held call in place."""
+        clock = FakeClock()
+        held = HeldCalls(clock, None)
+        held.hold(_held(clock, 2, {"command": "ls"}))
+        assert held.release("bash", {"command": "ls"}, 1) is None
+        assert len(held) == 1
+        released = held.release("bash", {"command": "ls"}, 2)
+        assert released is not None
+        assert released.action_id == 2
 
     def test_a_call_not_made_again_expires(self) -> None:
         """Past the expiry since it was last made, a call is taken out; one made again in time stays."""
@@ -69,9 +80,25 @@ class TestHeldCalls:
         monkeypatch.setattr(_mcp_held, "_HELD_MEMORY", 2)
         clock = FakeClock()
         held = HeldCalls(clock, None)
-        assert held.hold(_held(clock, 1, {"n": 1})) is None
-        assert held.hold(_held(clock, 2, {"n": 2})) is None
-        dropped = held.hold(_held(clock, 3, {"n": 3}))
+        assert held.hold(_held(clock, 1, {"n": 1})) == (None, None)
+        assert held.hold(_held(clock, 2, {"n": 2})) == (None, None)
+        replaced, dropped = held.hold(_held(clock, 3, {"n": 3}))
+        assert replaced is None
         assert dropped is not None
         assert dropped.action_id == 1
         assert len(held) == 2
+
+    def test_holding_a_call_of_another_action_hands_back_the_one_it_replaced(self) -> None:
+        """The same call held for a second action replaces the first, which is handed back; holding it
+        again for its own action replaces nothing."""
+        clock = FakeClock()
+        held = HeldCalls(clock, None)
+        held.hold(_held(clock, 1, {"command": "ls"}))
+        assert held.hold(_held(clock, 1, {"command": "ls"})) == (None, None)
+        replaced, dropped = held.hold(_held(clock, 2, {"command": "ls"}))
+        assert dropped is None
+        assert replaced is not None
+        assert replaced.action_id == 1
+        found = held.find("bash", {"command": "ls"})
+        assert found is not None
+        assert found.action_id == 2

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import unicodedata
 from typing import Any
 
@@ -39,6 +40,33 @@ HIDDEN_CHARACTERS = [
 ]
 
 
+# Characters that show nothing at all though their category is a letter, a mark or a symbol: Unicode's
+# default-ignorable code points outside the categories above, and the blank braille pattern.
+INVISIBLE_CHARACTERS = [
+    pytest.param("\u034f", id="combining-grapheme-joiner"),
+    pytest.param("\u115f", id="hangul-choseong-filler"),
+    pytest.param("\u1160", id="hangul-jungseong-filler"),
+    pytest.param("\u17b4", id="khmer-vowel-inherent-aq"),
+    pytest.param("\u180b", id="mongolian-free-variation-selector"),
+    pytest.param("\u180f", id="mongolian-free-variation-selector-four"),
+    pytest.param("\u2800", id="braille-pattern-blank"),
+    pytest.param("\u3164", id="hangul-filler"),
+    pytest.param("\ufe0f", id="variation-selector-16"),
+    pytest.param("\uffa0", id="halfwidth-hangul-filler"),
+    pytest.param("\U000e0100", id="variation-selector-17"),
+]
+
+# Two keys a tool tells apart that must not look alike to the person: the tool reads "path", the person
+# must not be led to read the other one as "path".
+LOOK_ALIKE_KEYS = [
+    pytest.param("p\u0430th", id="cyrillic-a"),
+    pytest.param("\uff50ath", id="fullwidth-p"),
+    pytest.param("pa\u0074\u0335h", id="combining-stroke"),
+    pytest.param("path\u3164", id="hangul-filler"),
+    pytest.param("path ", id="trailing-space"),
+]
+
+
 def _shown(text: str) -> bool:
     """Whether every character of ``text`` shows as itself: none hides, moves or breaks the line."""
     return all(char == " " or unicodedata.category(char) not in HIDDEN_CATEGORIES for char in text)
@@ -64,6 +92,30 @@ class TestVisibleJson:
         assert char not in text
         assert _shown(text)
         assert json.loads(text) == value
+
+    @pytest.mark.parametrize("char", INVISIBLE_CHARACTERS)
+    def test_invisible_characters_are_escaped(self, char: str) -> None:
+        """A character that shows nothing (a filler, a variation selector, a blank) is written as its
+        escape in keys and values: nothing the tool gets is invisible to the person."""
+        value = {f"k{char}": f"a{char}b"}
+        text = visible_json(value)
+        assert text is not None
+        assert char not in text
+        assert json.loads(text) == value
+
+    @pytest.mark.parametrize("look_alike", LOOK_ALIKE_KEYS)
+    def test_a_key_never_looks_like_another(self, look_alike: str) -> None:
+        """A key's every character outside printable ASCII is escaped: a second key that looks like "path"
+        shows as its escapes, so the person can tell which value the tool reads as "path"."""
+        value = {"path": "/etc/shadow", look_alike: "notes.txt"}
+        text = visible_json(value)
+        assert text is not None
+        assert json.loads(text) == value
+        shown_keys = re.findall(r'"((?:[^"\\]|\\.)*)": ', text)
+        assert len(set(shown_keys)) == 2
+        assert "path" in shown_keys
+        assert all(key.isascii() and " " not in key for key in shown_keys)
+        assert "notes.txt" in text  # values keep their letters
 
     def test_keys_are_sorted(self) -> None:
         """The same object in any key order is the same text."""

@@ -31,7 +31,12 @@ from ask_permissions import (
     load_policy,
 )
 from ask_permissions.integrations._mcp_prompt import visible_json
-from ask_permissions.integrations.mcp_proxy import AuditLog, PermissionProxy, policy_tool_name
+from ask_permissions.integrations.mcp_proxy import (
+    AuditLog,
+    PermissionProxy,
+    policy_tool_name,
+    run_stdio_proxy,
+)
 from tests.clock import FakeClock
 
 from .mcp_harness import Answer, Harness, Notes, ProxyCommand, answering, is_error, proxied, text
@@ -163,6 +168,105 @@ class TestElicitation:
         assert harness.queue.is_pending(1)
         assert harness.upstream.ran == []
 
+    @pytest.mark.parametrize("second", ["accept", "decline"])
+    def test_two_makings_of_a_held_call_answered_together_run_it_once(self, second: Answer) -> None:
+        """A held call made twice at once asks twice for its one action: the first accept runs it once;
+        the other making never runs, whatever its own answer (a decline above all)."""
+        harness = Harness()
+        asked: list[str] = []
+        given: list[Answer] = []
+        both_asked = anyio.Event()
+        results: list[types.CallToolResult] = []
+
+        async def elicit(context: Any, params: Any) -> types.ElicitResult | types.ErrorData:
+            asked.append(params.message)
+            if len(asked) == 1:  # the first making: no answer, so the call is held
+                return types.ErrorData(code=-32603, message="the person's window was closed")
+            if len(asked) == 3:
+                both_asked.set()
+            await both_asked.wait()
+            answer = second if given else "accept"
+            given.append(answer)
+            return types.ElicitResult(action=answer, content={})  # type: ignore[arg-type]
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+            async def again() -> None:
+                results.append(await client.call_tool("bash", {"command": "ls"}))
+
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(again)
+                calls.start_soon(again)
+
+        harness.run(scenario, elicit=elicit)
+        assert len(asked) == 3
+        assert harness.upstream.ran == [("bash", {"command": "ls"})]
+        assert sorted(text(result) for result in results[1:]) == [
+            "The approval of action 1 for 'bash' was carried out by another making of the same call, which "
+            "ran; an approval runs a call once: make the call again to ask anew",
+            'bash ran with {"command": "ls"}',
+        ]
+        assert [action.id for action in harness.queue.pending_actions] == []
+
+    def test_a_call_the_client_cancels_while_asking_leaves_nothing_waiting(self) -> None:
+        """The client cancels a new call while its person is being asked: the call is gone, so its action is
+        rejected as cancelled (nobody approves a call that can no longer run), and nothing runs."""
+        harness = Harness()
+        asking = anyio.Event()
+        never = anyio.Event()
+
+        async def elicit(context: Any, params: Any) -> types.ElicitResult:
+            asking.set()
+            await never.wait()  # the person never answers: the client gives up first
+            raise AssertionError("unreachable")
+
+        async def scenario(client: ClientSession) -> None:
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(client.call_tool, "bash", {"command": "ls"})
+                await asking.wait()
+                calls.cancel_scope.cancel()
+            action = await harness.queue.wait_async(1, timeout=10)
+            assert action is not None
+            assert (action.is_rejected, action.feedback) == (True, "cancelled while awaiting approval")
+
+        harness.run(scenario, elicit=elicit)
+        assert harness.upstream.ran == []
+        assert harness.queue.pending_actions == []
+
+    def test_a_call_held_twice_at_once_leaves_one_action_waiting(self) -> None:
+        """Two makings of one new call, both unanswered at once, are held as one call: the action held
+        first is rejected (nobody could run it: a retry finds the other), so no action waits for nobody."""
+        harness = Harness()
+        asked: list[str] = []
+        both_asked = anyio.Event()
+        results: list[types.CallToolResult] = []
+
+        async def elicit(context: Any, params: Any) -> types.ErrorData:
+            asked.append(params.message)
+            if len(asked) == 2:
+                both_asked.set()
+            await both_asked.wait()
+            return types.ErrorData(code=-32603, message="the person's window was closed")
+
+        async def scenario(client: ClientSession) -> None:
+            async def make() -> None:
+                results.append(await client.call_tool("bash", {"command": "ls"}))
+
+            async with anyio.create_task_group() as calls:
+                calls.start_soon(make)
+                calls.start_soon(make)
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        harness.run(scenario, elicit=elicit)
+        (waiting,) = harness.queue.pending_actions
+        assert f"action {waiting.id} waits" in text(results[-1])
+        other = harness.queue[3 - waiting.id]
+        assert other is not None
+        assert other.is_rejected
+        assert other.feedback == f"the same call is held as action {waiting.id}"
+        assert harness.upstream.ran == []
+
 
 class TestWithoutElicitation:
     """A client that cannot be asked gets an error result naming the pending action."""
@@ -280,6 +384,48 @@ class TestDurableStore:
         assert text(results[1]) == 'bash ran with {"command": "ls"}'
         assert harness.upstream.ran == [("bash", {"command": "ls"})]
 
+    @pytest.mark.parametrize("spelling", ["query", "authority"])
+    def test_the_command_never_tells_the_model_the_store_s_password(
+        self, tmp_path: Path, postgres_dsn: str, spelling: str
+    ) -> None:
+        """A held call's result reaches the model: the approvals command in it names the store without its
+        password (in the URL's authority or its query), and still names the store."""
+        secret = "s3cret-Pa55"
+        if spelling == "query":
+            url = f"{postgres_dsn}&password={secret}"
+        else:
+            url = postgres_dsn.replace("postgresql:///", f"postgresql://ask_permissions:{secret}@/", 1)
+        session = f"review-{spelling}"
+        proxy = ProxyCommand(tmp_path, POLICY_FILE, ["--store", url, "--session", session])
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        proxy.run(scenario)
+        (result,) = results
+        assert "waits for a person's approval" in text(result), proxy.stderr
+        assert secret not in text(result)
+        assert "a person approves it with: ask-permissions approvals approve 1 --store " in text(result)
+        assert "host=" in text(result)  # the rest of the URL is kept: the command still names the store
+        assert proxy.ran == []
+
+    def test_braces_in_the_store_and_session_are_named_as_written(self, tmp_path: Path) -> None:
+        """A store path and a session holding braces (format fields to str.format) are named as written in
+        the held call's approvals command, and the command approves it."""
+        url = f"sqlite:///{tmp_path / 'approvals{0}{x}.db'}"
+        proxy = ProxyCommand(tmp_path, POLICY_FILE, ["--store", url, "--session", "agent{action_id}"])
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        proxy.run(scenario)
+        (result,) = results
+        session = "agent{action_id}"
+        approve = ["ask-permissions", "approvals", "approve", "1", "--store", url, "--session", session]
+        assert text(result).endswith(f"(a person approves it with: {shlex.join(approve)})"), proxy.stderr
+
     def test_a_queue_and_a_store_are_not_both_given(self, tmp_path: Path) -> None:
         """load_policy refuses a queue and a store together."""
         from ask_permissions import SqliteStore
@@ -323,6 +469,34 @@ class TestServerName:
         _, _, policy = host_policy()
         with pytest.raises(ValueError, match="server_name: expected letters, digits"):
             PermissionProxy(policy, None, server_name=server_name)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("server_name", ["git__admin", "git_", "_git", "a___b"])
+    def test_a_server_name_that_reads_as_another_server_s_is_refused(self, server_name: str) -> None:
+        """A name holding __ or starting or ending with _ would make mcp__<server>__<tool> read as another
+        server's tool (mcp__git__admin__bash is server git's tool admin__bash to the rule mcp__git, and so
+        is mcp__git___bash), so an allow for that server would run it: such a name is refused, by the proxy
+        and by the command."""
+        _, _, policy = host_policy()
+        message = "server_name: expected a name without '__' that neither starts nor ends with '_'"
+        with pytest.raises(ValueError, match=re.escape(message)):
+            PermissionProxy(policy, None, server_name=server_name)  # type: ignore[arg-type]
+        with pytest.raises(ValueError, match=re.escape(message)):
+            asyncio.run(run_stdio_proxy(policy, ["true"], server_name=server_name))
+
+    def test_an_allow_for_one_server_runs_nothing_of_another(self) -> None:
+        """A policy trusting server git (allow mcp__git) asks for server gitlab's tools (mcp__gitlab__*)."""
+        policy = ApprovalPolicy(
+            queue=ApprovalQueue(), rules=PermissionRules.from_text(allow=["mcp__git"]), default="ask"
+        )
+        harness = Harness(policy, server_name="gitlab")
+        results: list[types.CallToolResult] = []
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("bash", {"command": "ls"}))
+
+        harness.run(scenario)
+        assert "waits for a person's approval" in text(results[0])
+        assert harness.upstream.ran == []
 
 
 class TestAudit:
@@ -546,6 +720,25 @@ BAD_OPTIONS = [
     ),
     pytest.param({"trust_annotations": "yes"}, TypeError, "trust_annotations: expected a bool", id="trust"),
     pytest.param({"unanswerable_hint": 1}, TypeError, "unanswerable_hint: expected a string", id="hint"),
+    pytest.param(
+        {"approve_hint": "approve {0} --store x"},
+        ValueError,
+        "approve_hint: expected a text whose only format field is {action_id} (write a brace as {{ or }}); "
+        "got 'approve {0} --store x'",
+        id="approve-hint-index",
+    ),
+    pytest.param(
+        {"approve_hint": "approve {id}"},
+        ValueError,
+        "approve_hint: expected a text whose only format field is {action_id}",
+        id="approve-hint-name",
+    ),
+    pytest.param(
+        {"approve_hint": "approve {action_id"},
+        ValueError,
+        "approve_hint: expected a text whose only format field is {action_id}",
+        id="approve-hint-open",
+    ),
     pytest.param({"clock": 5}, TypeError, "clock: expected a callable", id="clock"),
 ]
 
@@ -1288,6 +1481,32 @@ class TestAnnotations:
 
         harness.run(scenario)
         assert _verdicts(results) == ["ran" if trusted else "held", "held", "held", "held"]
+
+    @pytest.mark.parametrize("mode", ["ask_before_changes", "read_only"])
+    @pytest.mark.parametrize("scope", ["workspace", "external"])
+    def test_a_trusted_hint_never_overrules_the_policy_s_own_word(self, mode: str, scope: str) -> None:
+        """The policy declares lookup's side effects ([tools.lookup] side_effect_scope): the mode's ask or
+        block stands, whatever a trusted server's readOnlyHint says (the policy knew, so nothing relaxes)."""
+        tools = {"lookup": {"side_effect_scope": scope}, "plain": {}}
+        harness, results = _annotated({"mode": mode, "tools": tools}, trust_annotations=True)
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("lookup", {"word": "x"}))
+
+        harness.run(scenario)
+        assert _verdicts(results) == ["held" if mode == "ask_before_changes" else "error"]
+        assert harness.upstream.ran == []
+
+    def test_a_trusted_hint_never_lifts_a_declared_ask(self) -> None:
+        """A tool the policy declares as needing approval (approval_required) asks, read-only or not."""
+        tools = {"lookup": {"approval_required": True}}
+        harness, results = _annotated({"default": "ask", "tools": tools}, trust_annotations=True)
+
+        async def scenario(client: ClientSession) -> None:
+            results.append(await client.call_tool("lookup", {"word": "x"}))
+
+        harness.run(scenario)
+        assert _verdicts(results) == ["held"]
 
     def test_the_command_trusts_annotations_only_when_told(self, tmp_path: Path) -> None:
         """--trust-annotations lets a read-only tool run in read_only mode; without it, the mode blocks."""

@@ -11,8 +11,9 @@ import math
 import os
 import shlex
 from typing import Any, Final
+from urllib.parse import unquote, urlsplit, urlunsplit
 
-from ask_permissions.queue._open import open_store
+from ask_permissions.queue._open import describe_url, open_store
 from ask_permissions.queue._store import DEFAULT_SESSION
 from ask_permissions.settings._policy_file import load_policy
 
@@ -22,6 +23,10 @@ COMMAND: Final = "mcp-proxy"
 
 # Where the command tells a person to keep approvals when the proxy runs without a store.
 _SUGGESTED_STORE: Final = "approvals.db"
+
+_POSTGRES: Final = ("postgresql://", "postgres://")
+# The libpq connection parameters that hold a secret (the others name a host, a user, a file).
+_SECRET_PARAMETERS: Final = frozenset({"password", "sslpassword"})
 
 
 def _seconds(text: str) -> float:
@@ -129,7 +134,8 @@ def run_mcp_proxy(options: argparse.Namespace) -> int:
     store = None if options.store is None else open_store(options.store)
     approve_hint = unanswerable_hint = None
     if options.store is not None:
-        approve_hint = _approve_command("{action_id}", options.store, options.session)
+        # A format text for the proxy: the store's and the session's own braces are kept as written.
+        approve_hint = _approve_command("{action_id}", _braces(options.store), _braces(options.session))
     else:
         unanswerable_hint = _store_advice(options, command)
     try:
@@ -167,11 +173,40 @@ def run_mcp_proxy(options: argparse.Namespace) -> int:
 
 
 def _approve_command(action_id: str, store: str, session: str) -> str:
-    """The approvals command that approves an action (``{action_id}`` is kept for the proxy to fill in)."""
-    text = f"ask-permissions approvals approve {action_id} --store {shlex.quote(store)}"
+    """The approvals command that approves an action (``{action_id}`` is kept for the proxy to fill in).
+
+    It is written into held calls' results, which the model reads: the store is named without its password.
+    """
+    text = f"ask-permissions approvals approve {action_id} --store {shlex.quote(_without_password(store))}"
     if session != DEFAULT_SESSION:
         text += f" --session {shlex.quote(session)}"
     return text
+
+
+def _braces(text: str) -> str:
+    """``text`` as a literal in a ``str.format`` text (shell quoting leaves braces alone)."""
+    return text.replace("{", "{{").replace("}", "}}")
+
+
+def _without_password(url: str) -> str:
+    """A store URL with no password in it: a PostgreSQL URL loses the one in its authority and its query's
+    ``password`` and ``sslpassword`` parameters (a person gives theirs with ``PGPASSWORD`` or a password
+    file); the rest is kept as written, so the URL still names the store."""
+    if not url.startswith(_POSTGRES):
+        return url
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return describe_url(url)
+    credentials, at, host = parts.netloc.rpartition("@")
+    user = credentials.partition(":")[0]
+    netloc = f"{user}@{host}" if at else host
+    kept = [
+        item
+        for item in parts.query.split("&")
+        if item and unquote(item.partition("=")[0]).strip() not in _SECRET_PARAMETERS
+    ]
+    return urlunsplit((parts.scheme, netloc, parts.path, "&".join(kept), parts.fragment))
 
 
 def _store_advice(options: argparse.Namespace, command: list[str]) -> str:

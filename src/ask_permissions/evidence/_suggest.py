@@ -32,7 +32,6 @@ import json
 import os
 import posixpath
 import re
-import shlex
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, final
@@ -43,9 +42,10 @@ from ask_permissions.rules._command import CommandPattern, command_readings, com
 from ask_permissions.rules._domains import read_host
 from ask_permissions.rules._paths import normalize_path
 from ask_permissions.rules._patterns import tool_pattern_matches
-from ask_permissions.rules._shell import SubCommand, command_words, parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleText, RuleTextError, ToolKind, parse_rule_text
+from ask_permissions.shell import SubCommand, command_words, read_command
+from ask_permissions.shell._quoting import specifier_text
 from ask_permissions.typing import Evaluator
 
 __all__ = ["Answer", "Suggestion", "SuggestionContext", "Suggestions", "suggest"]
@@ -53,7 +53,6 @@ __all__ = ["Answer", "Suggestion", "SuggestionContext", "Suggestions", "suggest"
 _SHELL_KEYS: Final = ("command", "cmd")
 _PATH_KEYS: Final = ("file_path", "path", "notebook_path")
 _URL_KEYS: Final = ("url",)
-_PLAIN_WORD: Final = re.compile(r"[\w@%+=:,./^-][\w@%+=:,./~^-]*")
 _GLOB: Final = re.compile(r"[*?\[\]{}]")
 _MIN_PREFIX_WORDS: Final = 2
 EXAMPLES_PER_RULE: Final = 3
@@ -418,7 +417,7 @@ def _single_command(command: str | None) -> tuple[str, ...] | None:
     """The words of one understood command without assignments or wrappers (else ``None``)."""
     if command is None:
         return None
-    parsed = parse_command(command)
+    parsed = read_command(command)
     if not parsed.understood or len(parsed.subcommands) != 1:
         return None
     sub = parsed.subcommands[0]
@@ -429,7 +428,7 @@ def _single_command(command: str | None) -> tuple[str, ...] | None:
 
 def _command_rule(tool: str) -> Callable[[tuple[str, ...], bool], str]:
     def rule(words: tuple[str, ...], exact: bool) -> str:
-        text = " ".join(word if _PLAIN_WORD.fullmatch(word) else shlex.quote(word) for word in words)
+        text = specifier_text(words)
         return f"{tool}({text})" if exact else f"{tool}({text} *)"
 
     return rule

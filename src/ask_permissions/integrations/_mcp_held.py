@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from ask_permissions.policy._records import DecisionRecord
     from ask_permissions.typing import PendingResult
 
-__all__ = ["PENDING_EXPIRY", "HeldCall", "HeldCalls"]
+__all__ = ["PENDING_EXPIRY", "Displaced", "HeldCall", "HeldCalls"]
 
 PENDING_EXPIRY: Final = 600.0
 """Seconds after which a held call that no client made again expires (its action is rejected)."""
@@ -48,6 +48,13 @@ class HeldCall(NamedTuple):
     @property
     def action_id(self) -> int:
         return self.result["action_id"]
+
+
+class Displaced(NamedTuple):
+    """The calls a newly held call put out of the held calls (see ``HeldCalls.hold``)."""
+
+    replaced: HeldCall | None
+    dropped: HeldCall | None
 
 
 @final
@@ -90,23 +97,30 @@ class HeldCalls:
         """The expiry time in seconds, or ``None`` when held calls never expire."""
         return None if self._expiry is None else self._expiry.total_seconds()
 
-    def hold(self, call: HeldCall) -> HeldCall | None:
-        """Hold a call (replacing an earlier one with the same tool and arguments); return the oldest call,
-        dropped when the memory is full (it can no longer be answered, so it expires)."""
+    def hold(self, call: HeldCall) -> Displaced:
+        """Hold a call (replacing an earlier one with the same tool and arguments); return the calls no
+        longer held: the one it replaced when that one waits on another action (a retry now finds this
+        one), and the oldest, dropped when the memory is full. Neither can be answered any more."""
         key = (call.name, args_digest(call.arguments))
         with self._lock:
+            earlier = self._calls.get(key)
             self._calls[key] = call
             self._calls.move_to_end(key)
-            if len(self._calls) > _HELD_MEMORY:
-                return self._calls.popitem(last=False)[1]
-        return None
+            dropped = self._calls.popitem(last=False)[1] if len(self._calls) > _HELD_MEMORY else None
+        replaced = earlier if earlier is not None and earlier.action_id != call.action_id else None
+        return Displaced(replaced, dropped)
 
-    def release(self, name: str, arguments: Any) -> HeldCall | None:
-        """Forget the held call with this tool and these arguments (it got its verdict); return it."""
+    def release(self, name: str, arguments: Any, action_id: int) -> HeldCall | None:
+        """Forget the held call with this tool, these arguments and this action (it got its verdict);
+        return it, or ``None`` when no such call is held.
+
+        Whoever gets the call back is the one making of it that carries out its action's verdict: two
+        makings of one held call answered at the same time both read an approval, and only one may run.
+        """
         key = (name, args_digest(arguments))
         with self._lock:
             held = self._calls.get(key)
-            if held is None or not same_arguments(held.arguments, arguments):
+            if held is None or held.action_id != action_id or not same_arguments(held.arguments, arguments):
                 return None
             del self._calls[key]
             return held

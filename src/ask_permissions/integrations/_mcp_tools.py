@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, Final, final
 
 from ask_permissions._names import fold_tool_name
+from ask_permissions.policy._tool_metadata import ToolRegistry
 from ask_permissions.policy._tool_names import UnknownTool, policy_references, raise_unknown, unknown_tools
 from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import PermissionRules
@@ -27,6 +28,7 @@ from ask_permissions.rules._rules import PermissionRules
 __all__ = [
     "KEEP_HINT",
     "PINNED_FIELDS",
+    "DeclaredTools",
     "HiddenTools",
     "KnownTool",
     "ToolDefinition",
@@ -140,6 +142,33 @@ class ToolPins:
                 self._tools[definition.name] = updated
                 changes.append(updated)
         return changes
+
+
+@final
+class DeclaredTools:
+    """What the policy's own tool registry (its ``tools``) declares of each tool, for the annotations.
+
+    A server's ``readOnlyHint`` only stands in for what the policy does not know: a tool the policy
+    declares with side effects (a ``side_effect_scope`` other than ``"none"``) keeps its mode's ask or
+    block, and its default's ask, whatever a trusted server says. A policy without a public ``tools``
+    registry (a layered policy) declares nothing here.
+
+    Thread-safe as far as the registry is (it is read, never changed).
+    """
+
+    __slots__ = ("_registry",)
+
+    def __init__(self, policy: object) -> None:
+        try:
+            self._registry: ToolRegistry | None = ToolRegistry(getattr(policy, "tools", None))
+        except TypeError:  # a registry this reading cannot use: nothing the server says may relax a call
+            self._registry = None
+
+    def contradict_read_only(self, name: str) -> bool:
+        """Whether the policy declares that the tool ``name`` has side effects (or cannot be read)."""
+        if self._registry is None:
+            return True
+        return self._registry.lookup(name).side_effect_scope not in ("unknown", "none")
 
 
 def policy_tool_name(tool: str, server_name: str | None = None) -> str:

@@ -34,6 +34,7 @@ import inspect
 import json
 import logging
 import os
+import string
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from datetime import timedelta
@@ -55,13 +56,14 @@ from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._outcome import Outcome, grants_scopes
-from ask_permissions.policy._resolvers import EXPIRED_FEEDBACK
+from ask_permissions.policy._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK
 from ask_permissions.policy._results import pending_reason, proceed
 
 from ._common import ProjectGrantHook, require_hook, require_policy
 from ._mcp_held import PENDING_EXPIRY, HeldCall, HeldCalls
 from ._mcp_prompt import PROMPT_LIMIT, approval_prompt, visible_json
 from ._mcp_tools import (
+    DeclaredTools,
     HiddenTools,
     KnownTool,
     ToolDefinition,
@@ -123,6 +125,7 @@ _CHANGED_TEXT: Final = (
 )
 _DESTRUCTIVE_TEXT: Final = "the upstream server marks this tool destructive (destructiveHint)"
 _SUPERSEDED_FEEDBACK: Final = "the tool's definition changed while the call waited"
+_HELD_AGAIN_FEEDBACK: Final = "the same call is held as action {action_id}"
 _ONCE: Final = grants_scopes(None, None)  # only the one call: {"once": ...}
 
 
@@ -174,12 +177,17 @@ class AuditLog:
 
 
 class _Decided(NamedTuple):
-    """A call's decision as the proxy carries it out: the result, its record, and what the proxy added."""
+    """A call's decision as the proxy carries it out: the result, its record, and what the proxy added.
+
+    ``held`` is set when the call is one held earlier, made again: its action's verdict is carried out by
+    the one making that takes it out of the held calls.
+    """
 
     result: HookResult
     record: DecisionRecord | None
     warning: str | None = None
     relaxed: bool = False
+    held: bool = False
 
 
 @final
@@ -252,7 +260,8 @@ class PermissionProxy:
         TypeError: ``policy`` is not a policy, ``on_project_grant`` is not callable, ``server_name`` is
             not a string, a hint is not a string or None, or a number is not a number.
         ValueError: ``server_name`` is empty or holds characters other than letters, digits, ``_`` and
-            ``-``; ``prompt_limit`` or ``pending_expiry`` is not positive.
+            ``-``; ``prompt_limit`` or ``pending_expiry`` is not positive; ``approve_hint`` holds a format
+            field other than ``{action_id}`` (a literal brace is written ``{{`` or ``}}``).
 
     Thread-safe as far as the policy and queue are; the tools and held calls are kept under locks.
     """
@@ -276,6 +285,8 @@ class PermissionProxy:
         for field, hint in (("approve_hint", approve_hint), ("unanswerable_hint", unanswerable_hint)):
             if hint is not None and not isinstance(hint, str):
                 raise TypeError(f"{field}: expected a string or None; got {preview(hint)}")
+        if approve_hint is not None:
+            _check_format(approve_hint)
         if not isinstance(trust_annotations, bool):
             raise TypeError(f"trust_annotations: expected a bool; got {preview(trust_annotations)}")
         _check_positive(prompt_limit, "prompt_limit", whole=True)
@@ -297,6 +308,7 @@ class PermissionProxy:
         self._held = HeldCalls(self._clock, expiry)
         self._tools = ToolPins()
         self._hidden = HiddenTools()
+        self._declared = DeclaredTools(self._policy)
         self._clients = _Clients()
         self._lock = threading.Lock()
         self._listed = False  # the upstream's tools were listed at least once
@@ -454,13 +466,22 @@ class PermissionProxy:
         outcome, shown = await self._ask_person(name, decided, report, ask)
         if outcome.waits and outcome.action is not None:
             held = HeldCall(name, given, decided.result, record, known.digest, decided.warning, self._clock())  # type: ignore[arg-type]  # a pending result
-            dropped = self._held.hold(held)
+            replaced, dropped = self._held.hold(held)
+            if replaced is not None:  # another making, held at the same time: a retry finds this one now
+                self._policy.reject(
+                    replaced.action_id, feedback=_HELD_AGAIN_FEEDBACK.format(action_id=outcome.action.id)
+                )
             if dropped is not None:
                 self._expire([dropped])
             report["did"] = "held"
             reason = outcome.reason or pending_reason(name)
             return self._answer(record, report, _error(self._held_text(reason, outcome.action.id, shown)))
-        self._held.release(name, given)
+        released = None if outcome.action is None else self._held.release(name, given, outcome.action.id)
+        if decided.held and released is None and outcome.runs:
+            # Another making of this held call, answered at the same time, took its approval and ran: an
+            # approval runs the call once, and this making's own answer (a decline, say) did not take.
+            report["did"] = "refused"
+            return self._answer(record, report, _error(self._used_text(name, outcome.action)))
         if outcome.action is not None and outcome.action.decided_by is not None:
             report["decided_by"] = outcome.action.decided_by  # who answered, in the audit line
         if not outcome.runs:
@@ -501,7 +522,14 @@ class PermissionProxy:
         if prompt is None:
             report["elicitation"] = "not shown"
             return outcome, False
-        answer = await ask(prompt)
+        try:
+            answer = await ask(prompt)
+        except BaseException:
+            # The client cancelled the call (or went away) while its person was asked. A held call stays
+            # held, to expire in time; a new one was never held, so its action would wait for nobody.
+            if not decided.held:
+                self._policy.reject(action.id, feedback=CANCELLED_FEEDBACK)
+            raise
         report["elicitation"] = answer or "failed"
         if answer == "accept":
             self._policy.approve(action.id)
@@ -529,8 +557,8 @@ class PermissionProxy:
         held = self._held.find(name, arguments)
         if held is not None:
             if held.definition == known.digest and self._policy.lookup(held.action_id) is not None:
-                return _Decided(held.result, held.record, held.warning)
-            self._held.release(name, arguments)
+                return _Decided(held.result, held.record, held.warning, held=True)
+            self._held.release(name, arguments, held.action_id)
             if held.definition != known.digest:  # approved, if at all, for another definition
                 self._policy.reject(held.action_id, feedback=_SUPERSEDED_FEEDBACK)
         call = ToolCall(name, arguments)
@@ -540,6 +568,7 @@ class PermissionProxy:
             and definition.read_only
             and not definition.destructive
             and not known.changed
+            and not self._declared.contradict_read_only(name)
         ):
             # A dry run first: only a decision nobody made for the tool is relaxed, and nothing is queued.
             evaluated = self._policy.evaluate(call)
@@ -631,6 +660,13 @@ class PermissionProxy:
             return f"{text}, but no one can approve it here: {self._unanswerable_hint}"
         return f"{text}; make the same call again once it is approved"
 
+    def _used_text(self, name: str, action: Action | None) -> str:
+        number = "" if action is None else f" {action.id}"
+        return (
+            f"The approval of action{number} for {name!r} was carried out by another making of the same "
+            "call, which ran; an approval runs a call once: make the call again to ask anew"
+        )
+
     def _unlisted_text(self, tool: object) -> str:
         if not isinstance(tool, str) or not tool:
             return f"expected the name of a tool the upstream server lists; got {preview(tool)}"
@@ -714,6 +750,28 @@ def _check_server_name(server_name: object) -> None:
         raise ValueError(
             "server_name: expected letters, digits, '_' or '-' (it becomes mcp__<server>__<tool>); "
             f"got {preview(server_name)}"
+        )
+    # Rules read mcp__<server>__<tool> up to the first "__": server git__admin's tools, and server git_'s,
+    # would be tools of server git to them, and mcp__git would allow them.
+    if "__" in server_name or server_name.startswith("_") or server_name.endswith("_"):
+        raise ValueError(
+            "server_name: expected a name without '__' that neither starts nor ends with '_' (rules read "
+            f"mcp__<server>__<tool> up to the first '__', so it would read as another server's); got "
+            f"{preview(server_name)}"
+        )
+
+
+def _check_format(approve_hint: str) -> None:
+    # Checked once here: a hint that cannot be formatted would fail every held call's answer instead.
+    try:
+        fields = [field for _, field, _, _ in string.Formatter().parse(approve_hint) if field is not None]
+    except ValueError:
+        fields = [""]
+    if any(field != "action_id" for field in fields):
+        raise ValueError(
+            "approve_hint: expected a text whose only format field is {action_id} "
+            "(write a brace as {{ or }}); "
+            f"got {preview(approve_hint)}"
         )
 
 

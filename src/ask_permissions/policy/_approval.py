@@ -154,6 +154,13 @@ def _deny_rule(call: _Call) -> Opinion | None:
     return _BLOCK if call.decision == "deny" else None
 
 
+def _read_limit(call: _Call) -> Opinion | None:
+    """1b. A deny or ask rule that could not read the command (past the read limit) asks a person, whatever
+    else says yes: the command is neither allowed nor blocked for its length alone."""
+    match = call.rule_match
+    return None if match is None or match.unread is None else Opinion("ask", match.unread)
+
+
 def _always_ask(call: _Call) -> Opinion | None:
     """2. A tool that declares always_ask is asked, never auto-approved, whatever else says yes."""
     return _ASK if call.tool.always_ask else None
@@ -230,6 +237,7 @@ _TABLE: Final[Table[_Call]] = Table(
     (
         Layer("hook", hook_layer, blocking=True),  # 0. hooks see the call first
         Layer("deny_rule", _deny_rule, guard=True),
+        Layer("read_limit", _read_limit, guard=True),
         Layer("always_ask", _always_ask, guard=True),
         Layer("read_only", _read_only, guard=True),
         Layer("check", _check),

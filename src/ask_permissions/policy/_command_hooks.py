@@ -1,7 +1,8 @@
 """Command hooks (seed 002, section 5): a program that sees a call before the rules do, and fails closed.
 
-The program runs without a shell (its command split with ``shlex.split``), in the policy's working folder,
-in a process group of its own, with the call as JSON on standard input and in ``TOOL_INPUT``. Exit 0 passes,
+The program runs without a shell (its command split into words as a shell splits them), in the policy's
+working folder, in a process group of its own, with the call as JSON on standard input and in
+``TOOL_INPUT``. Exit 0 passes,
 unless standard output holds a JSON answer; exit 2 blocks with standard error as the reason. Every other end
 — another status, a signal, a timeout, output that is not an answer, a program that cannot be started —
 blocks too, with a reason that names the hook, and is logged: a broken guard must never read as "no
@@ -15,7 +16,6 @@ import json
 import logging
 import os
 import re
-import shlex
 import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,6 +28,7 @@ from ask_permissions._tool_call import ToolCall
 from ask_permissions.rules._command import CommandPattern, compound_allow
 from ask_permissions.rules._patterns import tool_pattern_matches
 from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text, read_kinds
+from ask_permissions.shell._quoting import join_words, split_words
 
 from ._checks import PermissionCheck
 from ._process import Ended, run_bounded
@@ -229,7 +230,7 @@ def read_command(
 ) -> tuple[str, tuple[str, ...]]:
     """A hook's command as written, and the program and arguments it runs.
 
-    Without a shell, a string is split as a shell would split it (``shlex.split``) and nothing in it is
+    Without a shell, a string is split into words as a shell would split it, and nothing in it is
     expanded but ``$TOOL_INPUT``; a list is the program and its arguments as they are. A program path with a
     slash is found relative to ``base_dir`` when one is given (the policy file's folder). With ``shell``,
     the string is run by ``/bin/sh -c``.
@@ -245,14 +246,14 @@ def read_command(
                 raise ValueError(f"{field}: expected a non-empty command; got {preview(value)}")
             return text, (_SHELL, "-c", text)
         try:
-            words = shlex.split(text)
-        except ValueError as error:  # "No closing quotation", "No escaped character"
+            words = split_words(text)
+        except ValueError as error:  # an unterminated quote, a backslash at the end
             raise ValueError(
-                f"{field}: expected a command shlex can split ({error}); got {preview(value)}"
+                f"{field}: expected a command that splits into words ({error}); got {preview(value)}"
             ) from None
     elif not shell and isinstance(value, Sequence) and all(isinstance(word, str) for word in value):
         words = [str.__str__(word) for word in value]
-        text = shlex.join(words)
+        text = join_words(words)
     else:
         expected = "a command string" if shell else "a command string or a list of strings"
         raise TypeError(f"{field}: expected {expected}; got {preview(value)}")
@@ -288,7 +289,8 @@ class CommandHook:
     Immutable: one hook may run for many calls from many threads at once.
 
     Args:
-        command: the command line (split with ``shlex.split``), or the program and its arguments as a list.
+        command: the command line (split into words as a shell splits them), or the program and its
+            arguments as a list.
         matcher: which calls it runs for: ``None`` or ``"*"`` every call; a rule text (``"Bash"``,
             ``"Bash(git *)"``, ``"mcp__github"``), or several joined by ``"|"``. With a specifier the hook
             runs for every call a deny rule of that text covers, and its allow counts only for calls an

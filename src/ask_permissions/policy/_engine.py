@@ -1090,7 +1090,12 @@ class Engine(Generic[F]):
         return refused
 
     def _carry(self, action: Action, on_project_grant: ProjectGrantHook | None) -> None:
-        """Carry an approved action's scope (a policy with its own project store overrides this)."""
+        """Carry an approved action's scope (a policy with its own project store overrides this).
+
+        A person's edit the policy refuses runs nothing, so its scope is not carried either: no allow rule
+        or grant is ever written for a call the policy blocks outright."""
+        if action.is_edited and action.resolution_scope != "once" and self._edit_refusal(action) is not None:
+            return
         self._scopes.carry(action, on_project_grant)
 
 

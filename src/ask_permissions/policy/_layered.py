@@ -13,7 +13,6 @@ import logging
 import os
 import posixpath
 import re
-import shlex
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
@@ -23,14 +22,16 @@ from typing import TYPE_CHECKING, Any, Final, final
 
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._tool_call import ToolCall
-from ask_permissions.rules._command import argv_texts
-from ask_permissions.rules._paths import normalize_path
-from ask_permissions.rules._shell import parse_command
-from ask_permissions.rules._specifier_base import subject_values
+from ask_permissions.rules._command import READ_LIMIT_TEXT
+from ask_permissions.rules._paths import normalize_path, resolve_links
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._settings import PermissionSettings
 from ask_permissions.settings._sources import LAYERED_MODES
+from ask_permissions.shell import READ_LIMIT, SubCommand, read_command
+from ask_permissions.shell._effects import plain_reading, simple_effects
+from ask_permissions.shell._programs import EDIT_COMMANDS, read_argv
+from ask_permissions.shell._quoting import specifier_text
 from ask_permissions.typing import (
     Clock,
     Evaluator,
@@ -63,6 +64,7 @@ from ._records import DecisionRecord, MatchedRule
 from ._reviewer import DenialTracker, Review, Reviewer, review
 from ._safety import PROTECTED_PATHS, ProtectedPaths, SafetyFinding, check_paths, check_shell
 from ._sandbox_view import SandboxView, sandbox_view
+from ._subjects import Subjects, folded_kinds, kind_of, read_subjects
 from ._tool_metadata import ToolMetadata, ToolRegistry
 from ._tool_names import (
     ToolReference,
@@ -79,17 +81,6 @@ __all__ = ["LAYERED_LAYERS", "LayeredPolicy", "ModeChange"]
 
 _logger: Final = logging.getLogger("ask_permissions.policy")
 
-_SHELL_KEYS: Final = ("command", "cmd")
-_PATH_KEYS: Final = ("file_path", "path", "notebook_path")
-_URL_KEYS: Final = ("url",)
-_EDIT_COMMANDS: Final = frozenset({"mkdir", "touch", "mv", "cp"})
-"""The shell commands ``acceptEdits`` allows when every path they name lies inside the working directories."""
-_SHELL_EXPANDS: Final = re.compile(r"^~(?!/|$)|[$`{]")
-_EDIT_FLAGS: Final = re.compile(
-    r"-[rRpfvniaul]+|--(?:recursive|parents|force|verbose|no-clobber|interactive|archive|update|link)"
-)
-"""Their options that take no value: any other may name a path (``-t DIR``), so the command is not
-accepted."""
 
 DENY_TEXT: Final = "Denied by permission rules: '{tool}' ({rule}, {source} settings)"
 DONT_ASK_TEXT: Final = "Tool '{tool}' requires approval, and dontAsk mode turns every ask into a refusal"
@@ -116,6 +107,7 @@ class _State:
         "denials",
         "directories",
         "exit_tool",
+        "folded_kinds",
         "grants",
         "home",
         "hooks",
@@ -144,6 +136,7 @@ class _State:
     denials: DenialTracker
     directories: tuple[str, ...]
     exit_tool: str
+    folded_kinds: Mapping[str, ToolKind]
     grants: GrantsLike | None
     home: str
     hooks: Hooks
@@ -162,8 +155,8 @@ class _State:
 
 @final
 class _Call:
-    """One call's facts for the layered table: its rules match and tool metadata, read once; its kind's
-    subject (command, paths, URL) and the tool's own check, read when first asked for."""
+    """One call's facts for the layered table: its subjects (commands, paths, URL), rules match and tool
+    metadata, read once; the tool's own check, read when first asked for."""
 
     __slots__ = (
         "_checked",
@@ -175,6 +168,7 @@ class _Call:
         "matched",
         "name",
         "state",
+        "subjects",
         "tool",
     )
 
@@ -194,7 +188,10 @@ class _Call:
         self.arguments = arguments
         self.call_id = call_id
         self.context = context
-        self.matched: LayeredMatch | None = state.rules.explain(name, _anchored(state, name, arguments))
+        self.subjects: Final = read_subjects(
+            arguments, kind_of(name, state.kinds, state.folded_kinds), state.cwd
+        )
+        self.matched: LayeredMatch | None = _explained(state, name, self.subjects)
         self.tool: ToolMetadata = state.tools.lookup(name)
         self._checked = False
         self._tool_check: PermissionCheck | None = None
@@ -217,42 +214,24 @@ class _Call:
 
     @property
     def kind(self) -> ToolKind | None:
+        """The kind declared or built in for the call's exact name (what suggested rules are written for)."""
         return self.state.kinds.get(self.name) or BUILTIN_KINDS.get(self.name)
 
-    def subjects(self, defaults: tuple[str, ...]) -> tuple[str, ...] | None:
-        """The string subjects at the kind's key; ``None`` when one of them is not a string (unreadable)."""
-        kind = self.kind
-        values = subject_values(self.arguments, None if kind is None else kind.key, defaults)
-        if any(not isinstance(value, str) for value in values):
-            return None
-        return tuple(values)  # type: ignore[arg-type]  # strings, checked above
-
     def command(self) -> str | None:
-        if self.kind is None or self.kind.kind != "shell":
-            return None
-        subjects = self.subjects(_SHELL_KEYS)
-        return subjects[0] if subjects and len(subjects) == 1 else None
+        """The one command string a shell tool's call holds, else ``None``."""
+        return self.subjects.command if self._is("shell") else None
 
     def paths(self) -> tuple[str, ...] | None:
         """The absolute, normalized paths a path tool's call names (``None``: not a path tool, unreadable)."""
-        if self.kind is None or self.kind.kind != "path":
-            return None
-        subjects = self.subjects(_PATH_KEYS)
-        if subjects is None:
-            return None
-        state = self.state
-        return tuple(
-            normalize_path(
-                posixpath.join(state.cwd, os.path.expanduser(path) if path.startswith("~") else path)
-            )
-            for path in subjects
-        )
+        return self.subjects.normalized_paths if self._is("path") else None
 
     def url(self) -> str | None:
-        if self.kind is None or self.kind.kind != "url":
-            return None
-        subjects = self.subjects(_URL_KEYS)
-        return subjects[0] if subjects and len(subjects) == 1 else None
+        """The one URL a URL tool's call names, else ``None``."""
+        return self.subjects.url if self._is("url") else None
+
+    def _is(self, kind: str) -> bool:
+        exact = self.kind
+        return exact is not None and exact.kind == kind
 
     def tool_check(self) -> PermissionCheck | None:
         """The tool's own check (``check_permissions(arguments, context)``), called at most once."""
@@ -270,26 +249,26 @@ class _Call:
         return self._tool_check
 
 
-def _anchored(state: _State, name: str, arguments: object) -> object:
-    """The arguments as the rules read them: a path tool's relative paths made absolute at the policy's
-    working directory, so that a source's rules (each read from its own folder) meet the file the call
-    names, not one below that folder ("deploy/prod.key" against a user-level deny of the project's key)."""
-    kind = state.kinds.get(name) or BUILTIN_KINDS.get(name)
-    if kind is None or kind.kind != "path":
-        return arguments
-    if isinstance(arguments, str):
-        # A plain string argument is the path itself, as path specifiers read it.
-        absolute = arguments and not arguments.startswith(("/", "~"))
-        return normalize_path(posixpath.join(state.cwd, arguments)) if absolute else arguments
-    if not isinstance(arguments, Mapping):
-        return arguments
-    keys = (kind.key,) if kind.key is not None else _PATH_KEYS
-    changed = {
-        key: normalize_path(posixpath.join(state.cwd, value))
-        for key in keys
-        if isinstance(value := arguments.get(key), str) and value and not value.startswith(("/", "~"))
-    }
-    return {**arguments, **changed} if changed else arguments
+_STRICTNESS: Final = {"deny": 2, "ask": 1}
+
+
+def _explained(state: _State, name: str, subjects: Subjects) -> LayeredMatch | None:
+    """The rule that decides the call, its relative paths read at the policy's working directory (so that
+    a source's rules, each read from its own folder, meet the file the call names: "deploy/prod.key"
+    against a user-level deny of the project's key). A path reached through a symbolic link on disk is
+    decided as both the link and its target: a deny or ask of either applies, an allow needs both."""
+    matched = state.rules.explain(name, subjects.anchored)
+    if subjects.linked is None:
+        return matched
+    target = state.rules.explain(name, subjects.linked)
+    stricter = max(
+        (found for found in (matched, target) if found is not None and found.decision in _STRICTNESS),
+        key=lambda found: _STRICTNESS[found.decision],
+        default=None,
+    )
+    if stricter is not None:
+        return stricter
+    return matched if matched is not None and target is not None else None
 
 
 def _matched_rule(matched: LayeredMatch) -> MatchedRule:
@@ -340,6 +319,17 @@ _ASK: Final = Opinion("ask")
 _BLOCK: Final = Opinion("block")
 
 
+def _read_limit(call: _Call) -> Opinion | None:
+    """0b. A shell command past the read limit asks a person, in every mode: it was not read, so no rule may
+    allow it and none may block it for its length alone, and no reviewer answers it (as a safety check)."""
+    subjects = call.subjects
+    if subjects.kind is None or subjects.kind.kind != "shell":
+        return None
+    if any(command is not None and len(command) > READ_LIMIT for command in subjects.commands):
+        return Opinion("ask", READ_LIMIT_TEXT.format(tool=call.name, limit=READ_LIMIT), reviewable=False)
+    return None
+
+
 def _deny_rule(call: _Call) -> Opinion | None:
     """1. A deny rule from any source blocks: denied at any level, no other level can allow it.
 
@@ -384,25 +374,23 @@ def _check(call: _Call) -> Opinion | None:
 
 def _safety_check(call: _Call) -> Opinion | None:
     """4. Safety checks: writes to protected paths and removals of whole trees ask, immune to every mode
-    and allow rule."""
+    and allow rule. A look-alike of a tool's name (``write``, ``BASH``) is checked as that tool."""
     state = call.state
+    subjects = call.subjects
+    kind = subjects.kind
     finding: SafetyFinding | None = None
-    kind = call.kind
     if kind is not None and kind.kind == "path" and not call.tool.read_only:
-        paths = call.paths()
+        paths = subjects.paths
         finding = (
             check_paths(paths, cwd=state.cwd, protected=state.protected) if paths is not None else _UNREADABLE
         )
     elif kind is not None and kind.kind == "shell":
         # Every command the call holds, however it holds it: a tool may run any of them.
-        for value in subject_values(call.arguments, kind.key, _SHELL_KEYS):
-            for command in _command_texts(value):
-                if command is None:
-                    finding = _UNREADABLE
-                else:
-                    finding = check_shell(command, cwd=state.cwd, home=state.home, protected=state.protected)
-                if finding is not None:
-                    break
+        for command in subjects.commands:
+            if command is None:
+                finding = _UNREADABLE
+            else:
+                finding = check_shell(command, cwd=state.cwd, home=state.home, protected=state.protected)
             if finding is not None:
                 break
     return None if finding is None else Opinion("ask", finding.reason, reviewable=finding.reviewable)
@@ -413,46 +401,62 @@ _UNREADABLE: Final = SafetyFinding(
 )
 
 
-def _command_texts(value: object) -> tuple[str | None, ...]:
-    """The command texts a shell subject stands for: itself, an argument vector as run and as joined with
-    spaces, or ``None`` for a value that is neither (unreadable)."""
-    if isinstance(value, str):
-        return (value,)
-    return argv_texts(value) or (None,)
-
-
-def _inside(path: str, directories: tuple[str, ...]) -> bool:
+def _inside(path: str, directories: Iterable[str]) -> bool:
     return any(path == directory or path.startswith(directory.rstrip("/") + "/") for directory in directories)
 
 
+def _edit_inside(path: str, directories: tuple[str, ...]) -> bool:
+    """Whether a path (absolute, as joined) lies inside the working directories, as written and where its
+    symbolic links on disk lead (a link out of the project does not count as inside it)."""
+    if not _inside(normalize_path(path), directories):
+        return False
+    target = resolve_links(path)
+    if target is None:
+        return False  # more links than are followed: no one can say where it goes
+    physical = [found for directory in directories if (found := resolve_links(directory)) is not None]
+    return _inside(target, (*directories, *physical))
+
+
 def _edits_inside(call: _Call) -> bool:
-    """acceptEdits: a path tool's write, or mkdir/touch/mv/cp commands, all inside the working directories."""
-    directories = call.state.directories
-    paths = call.paths()
-    if paths is not None:
-        return bool(paths) and all(_inside(path, directories) for path in paths)
-    command = call.command()
-    if command is None:
+    """acceptEdits: a path tool's write, or the table's edit commands (mkdir, touch, mv, cp), every path
+    they touch inside the working directories after symbolic links, nothing the shell expands, and no
+    option of theirs whose value is anything but such a path."""
+    state = call.state
+    subjects = call.subjects
+    kind = subjects.kind
+    if kind is not None and kind.kind == "path":
+        paths = subjects.paths
+        return bool(paths) and all(_edit_inside(path, state.directories) for path in paths or ())
+    command = subjects.command if kind is not None and kind.kind == "shell" else None
+    commands = None if command is None else plain_reading(command)
+    if not commands:
         return False
-    parsed = parse_command(command)
-    if not parsed.understood or not parsed.subcommands:
+    return all(_edit_accepted(simple, state) for simple in commands)
+
+
+def _edit_accepted(simple: SubCommand, state: _State) -> bool:
+    """Whether acceptEdits accepts one simple command of the plain reading."""
+    words = simple.words
+    if simple.assignments or simple.wrappers or not words or words[0] not in EDIT_COMMANDS:
         return False
-    for sub in parsed.subcommands:
-        if sub.assignments or sub.wrappers or not sub.words or sub.words[0] not in _EDIT_COMMANDS:
-            return False
-        options = [word for word in sub.words[1:] if word.startswith("-")]
-        if any(_EDIT_FLAGS.fullmatch(option) is None for option in options):
-            return False  # an option may name a path of its own (cp -t DIR, --target-directory=DIR)
-        operands = [word for word in sub.words[1:] if not word.startswith("-")]
-        if not operands or any(_SHELL_EXPANDS.search(word) for word in operands):
-            return False  # ~+ is $PWD, ~- $OLDPWD: a path the shell works out is not one read here
-        if any(word.rstrip("/").endswith("/.") or word.rstrip("/") == "." for word in operands[:-1]):
-            return False  # cp -r payload/. . merges a folder, its .git and .vscode included, into this one
-        for word in operands:
-            path = normalize_path(posixpath.join(call.state.cwd, os.path.expanduser(word)))
-            if not _inside(path, directories):
-                return False
-    return True
+    reading = read_argv(words)
+    if reading.uncertain or not reading.programs or not reading.programs[0].edit:
+        return False
+    operands = [part for part in reading.parts if part.option is None]
+    if not operands or any(part.role not in _PATH_ROLES for part in reading.parts):
+        return False  # an option whose value is no path (cp -S SUFFIX, mkdir -m MODE) is not read here
+    if any(
+        part.text(words).rstrip("/").endswith("/.") or part.text(words).rstrip("/") == "."
+        for part in operands[:-1]
+    ):
+        return False  # cp -r payload/. . merges a folder, its .git and .vscode included, into this one
+    uses = simple_effects(simple)
+    if any(use.expands for use in uses):
+        return False  # a glob (.?/x, ./*), ~, ~+ ($PWD), an expansion: a path the shell works out
+    return all(_edit_inside(posixpath.join(state.cwd, use.path), state.directories) for use in uses)
+
+
+_PATH_ROLES: Final = frozenset({"read", "write", "remove"})
 
 
 def _mode(call: _Call) -> Opinion | None:
@@ -545,6 +549,7 @@ def _dont_ask(call: _Call, decided: Decided) -> Decided:
 _TABLE: Final[Table[_Call]] = Table(
     (
         Layer("hook", hook_layer, blocking=True),  # 0. hooks see the call first
+        Layer("read_limit", _read_limit, guard=True),
         Layer("deny_rule", _deny_rule, guard=True),
         Layer("ask_rule", _ask_rule, guard=True),
         Layer("tool_check", _tool_check),
@@ -676,6 +681,7 @@ class LayeredPolicy(Engine[_Call]):
             denials=DenialTracker(max_consecutive=max_consecutive_denials, max_total=max_total_denials),
             directories=(working, *settings.additional_directories),
             exit_tool=exit_tool,
+            folded_kinds=folded_kinds(read),
             grants=session_grants,
             home=home,
             hooks=_settings_hooks(sources, own_hooks, read, home),
@@ -948,7 +954,7 @@ def rules_for_call(state: _State, name: str, arguments: object) -> list[str]:
     texts: list[str] = []
     if kind.kind == "shell":
         words = _single_command(call)
-        texts = [] if words is None else [f"{name}({_rule_words(words)})"]
+        texts = [] if words is None else [f"{name}({specifier_text(words)})"]
     elif kind.kind == "path":
         texts = [f"{name}(/{path})" for path in call.paths() or () if not _GLOB.search(path)]
     else:
@@ -961,20 +967,11 @@ def rules_for_call(state: _State, name: str, arguments: object) -> list[str]:
 _GLOB: Final = re.compile(r"[*?\[]")
 
 
-_PLAIN_WORD: Final = re.compile(r"[\w@%+=:,./^-][\w@%+=:,./~^-]*")
-
-
-def _rule_words(words: tuple[str, ...]) -> str:
-    """Words as a command specifier reads them back: plain ones as they are, others quoted (a quoted ``*``
-    is a literal ``*``)."""
-    return " ".join(word if _PLAIN_WORD.fullmatch(word) else shlex.quote(word) for word in words)
-
-
 def _single_command(call: _Call) -> tuple[str, ...] | None:
     """The words of the call's command when it is one understood command without assignments: what a rule
     for exactly it is written from (each word quoted as needed, so a ``*`` in it stays a ``*``)."""
     command = call.command()
-    parsed = None if command is None else parse_command(command)
+    parsed = None if command is None else read_command(command)
     if parsed is None or not parsed.understood or len(parsed.subcommands) != 1:
         return None
     sub = parsed.subcommands[0]
@@ -1004,10 +1001,10 @@ def suggestions_for(call: _Call) -> list[str]:
     elif kind.kind == "shell":
         words = _single_command(call)
         if words is not None:
-            found.append(f"{name}({_rule_words(words)})")
-            parsed = parse_command(call.command() or "")
+            found.append(f"{name}({specifier_text(words)})")
+            parsed = read_command(call.command() or "")
             if len(words) >= 3 and not parsed.subcommands[0].wrappers:
-                found.append(f"{name}({_rule_words(words[:2])} *)")
+                found.append(f"{name}({specifier_text(words[:2])} *)")
     elif kind.kind == "path":
         for path in call.paths() or ():
             relative = _relative(path, state.cwd)

@@ -10,6 +10,7 @@ allowed, and the match names the rule of each sub-command.
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import threading
 from collections.abc import Iterable, Mapping, Sequence
@@ -20,11 +21,11 @@ from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
 from ask_permissions.rules._command import COMMAND_KEYS, CommandPattern, compound_allow
 from ask_permissions.rules._examples import RuleExamples, check_examples
-from ask_permissions.rules._shell import command_words, parse_command
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import RuleText, RuleTextError, ToolKind, parse_rule_text
 from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._sources import SettingsSource
+from ask_permissions.shell import command_words, read_command
 from ask_permissions.typing import Decision, SettingsSourceName
 
 __all__ = ["LayeredMatch", "LayeredRule", "LayeredRules"]
@@ -124,13 +125,14 @@ class _CommandNames:
     runs a program named by a glob, skips nothing.
     """
 
-    __slots__ = ("_arguments", "_leads", "_read", "_starts")
+    __slots__ = ("_arguments", "_keys", "_leads", "_read", "_starts")
 
     def __init__(self, arguments: object) -> None:
         self._arguments = arguments
         self._read = False
         self._starts: tuple[tuple[str, ...], ...] | None = None
         self._leads: frozenset[tuple[str, ...]] | None = None
+        self._keys: frozenset[tuple[str, ...]] | None = None
 
     def may_match(self, rule: LayeredRule) -> bool:
         if not self._read:
@@ -142,34 +144,54 @@ class _CommandNames:
             return starts is None or all(start[:size] == rule.lead for start in starts)
         return self._leads is None or rule.lead in self._leads
 
-    def keys(self) -> set[tuple[str, ...]] | None:
+    def keys(self) -> frozenset[tuple[str, ...]] | None:
         """Every lead a rule that can match the call may have (``None``: every rule must be tried)."""
         if not self._read:
             self._read = True
             self._scan()
-        if self._starts is None or self._leads is None:
-            return None
-        return {start[:size] for start in self._starts for size in (1, 2)} | self._leads
+        return self._keys
 
     def _scan(self) -> None:
         values = subject_values(self._arguments, None, COMMAND_KEYS)
         if len(values) != 1 or not isinstance(values[0], str):
             return
-        parsed = parse_command(values[0])
-        if not parsed.fully_scanned or any(sub.name_is_glob for sub in parsed.visible):
-            return
-        self._starts = tuple(sub.words[:2] for sub in parsed.subcommands)
-        leads: set[tuple[str, ...]] = set()
-        for sub in parsed.visible:
-            if not sub.words:
-                continue
-            folded = sub.words[0].casefold()
-            base = posixpath.basename(folded)
-            for form in (folded, base, base.lstrip("=")):
-                leads.add((form,))
-                if len(sub.words) > 1:
-                    leads.add((form, sub.words[1]))
-        self._leads = frozenset(leads)
+        command = values[0]
+        if type(command) is str and len(command) <= _CACHEABLE_COMMAND:
+            names = _names_of_cached(command)
+        else:
+            names = _names_of(str.__str__(command))
+        if names is not None:
+            self._starts, self._leads, self._keys = names
+
+
+_CACHEABLE_COMMAND: Final = 16 * 1024
+
+_Names = tuple[tuple[tuple[str, ...], ...], frozenset[tuple[str, ...]], frozenset[tuple[str, ...]]]
+
+
+def _names_of(command: str) -> _Names | None:
+    """How a command's sub-commands start (the plain reading) and the leads of every command deny and ask
+    see, and both as one set of keys; ``None`` when a rule of any lead may match (not fully read, or a
+    command name the shell works out). A function of the text alone."""
+    parsed = read_command(command)
+    if not parsed.fully_read or any(sub.name_is_glob for sub in parsed.visible):
+        return None
+    starts = tuple(sub.words[:2] for sub in parsed.subcommands)
+    leads: set[tuple[str, ...]] = set()
+    for sub in parsed.visible:
+        if not sub.words:
+            continue
+        folded = sub.words[0].casefold()
+        base = posixpath.basename(folded)
+        for form in (folded, base, base.lstrip("=")):
+            leads.add((form,))
+            if len(sub.words) > 1:
+                leads.add((form, sub.words[1]))
+    keys = {start[:size] for start in starts for size in (1, 2)} | leads
+    return starts, frozenset(leads), frozenset(keys)
+
+
+_names_of_cached: Final = functools.lru_cache(maxsize=512)(_names_of)
 
 
 # Hosts may see unboundedly many tool names; the per-name candidate cache stays this small.

@@ -5,12 +5,14 @@ them in the layered policy's table. Two kinds of harm are guarded against: code 
 start-up files, editor task files, package-manager configs) and an agent changing its own guardrails (the
 agent's settings folder, ``.mcp.json``). Both lists are a documented constant a host can extend.
 
-The shell scan over-approximates on purpose: any word of a command that names a protected path (compared
-case-insensitively, as macOS and Windows file systems do, and as a glob where it holds ``*``, ``?`` or
-``[``), and any ``rm`` of ``/``, a top-level directory, the home directory or the working directory (or a
-parent of it, or everything in one), asks. Words are read twice: as the rules' shell splitter reads them
-(quotes removed, ``$'…'`` decoded, wrappers, launchers, ``bash -c`` and ``eval`` scripts seen through) and by
-a plain split at every operator. A false alarm costs a person a click; a miss could cost a repository.
+A shell command is decided on its effects (``ask_permissions.shell``): every path it writes, removes or may
+touch, read from its full reading by the table of programs, with the directories a relative path may be
+read from. A write (or possible write) that names a protected path — compared case-insensitively, as macOS
+and Windows file systems do, and as a glob where the shell expands it — asks; so does a removal of ``/``, a
+top-level directory, the home directory or the working directory (or a parent of it, or everything in one),
+a removal whose target the shell works out, a protected file written without being named, a shell fed a
+pipe, and a command whose name the shell works out. Paths are also followed through the symbolic links that
+exist on disk. A false alarm costs a person a click; a miss could cost a repository.
 """
 
 from __future__ import annotations
@@ -20,13 +22,13 @@ import functools
 import os
 import posixpath
 import re
-import shlex
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Final, final
 
-from ask_permissions.rules._paths import normalize_path
-from ask_permissions.rules._shell import parse_command
+from ask_permissions.rules._paths import normalize_path, resolve_links
+from ask_permissions.shell._effects import Effects, PathUse, command_effects
+from ask_permissions.shell._programs import QUICK_NAMES
 
 __all__ = ["PROTECTED_PATHS", "ProtectedPaths", "SafetyFinding", "check_paths", "check_shell"]
 
@@ -57,10 +59,9 @@ class ProtectedPaths:
 
     @property
     def needles(self) -> re.Pattern[str]:
-        """Finds any protected name, ``rm`` or ``delete``, case-insensitively: a plain command (no quote
-        tricks, globs, expansions, groups or escapes; see ``check_shell``) without one cannot touch a
-        protected path or remove a tree (worked out once per set of protected paths)."""
-        return _needles(self.directories | self.files)
+        """Finds any protected name, case-insensitively (worked out once per set of protected paths): with
+        the table's program names, what ``check_shell``'s quick path looks for."""
+        return _needles(self.directories, self.files)
 
     def extended(self, *, directories: Iterable[str] = (), files: Iterable[str] = ()) -> ProtectedPaths:
         """These protected paths and more (a host's own guardrail files, say)."""
@@ -144,14 +145,35 @@ def _glob_forms(component: str) -> list[str]:
 
 
 @functools.lru_cache(maxsize=16)
-def _needles(names: frozenset[str]) -> re.Pattern[str]:
-    words = {*names, "rm", "del", "remov", "rimraf", "config", "core.", "submodule", "rev-parse", "install"}
-    words |= {"init", "husky", "hooks", "template", "ensurepath", " set", "shred", "unlink", "trash", "zip"}
-    return re.compile("|".join(re.escape(name) for name in sorted(words)), re.IGNORECASE)
+def _needles(directories: frozenset[str], files: frozenset[str]) -> re.Pattern[str]:
+    return re.compile("|".join(re.escape(name) for name in sorted(directories | files)), re.IGNORECASE)
+
+
+# A program's name as a command word holds it: "/usr/bin/rm", "RM", "python3.12", "pre-commit". A launcher's
+# attached script (env -S'rm …') has the launcher's own name to find.
+_TOKEN: Final = re.compile(r"[a-z_][a-z0-9_+.-]*")
+_VERSIONED: Final = re.compile(r"([a-z]+)[0-9][0-9.]*m?")
+
+
+def _names_a_program(lowered: str) -> bool:
+    """Whether lower-cased command text names a program the table says may write, remove or run something
+    (``QUICK_NAMES``, derived from the table)."""
+    tokens = _TOKEN.findall(lowered)
+    if not QUICK_NAMES.isdisjoint(tokens):
+        return True
+    return any(
+        (versioned := _VERSIONED.fullmatch(token)) is not None and versioned.group(1) in QUICK_NAMES
+        for token in tokens
+        if token[-1].isdigit() or token[-1] == "m"
+    )
 
 
 PROTECTED_PATHS: Final = ProtectedPaths(
-    directories=frozenset({".git", ".agent", ".vscode", ".idea", ".husky", ".claude", ".devcontainer"}),
+    directories=frozenset(
+        {".git", ".agent", ".vscode", ".idea", ".husky", ".claude", ".devcontainer"}
+        # Keys that log in (authorized_keys, ssh config's ProxyCommand) and gpg's agent, which runs a program.
+        | {".ssh", ".gnupg"}
+    ),
     files=frozenset(
         {
             # Shell start-up files: whatever they hold runs in the next shell.
@@ -187,177 +209,74 @@ PROTECTED_PATHS: Final = ProtectedPaths(
 )
 """The layered policy's protected paths (a host extends them with ``PROTECTED_PATHS.extended``)."""
 
+_APPROVAL: Final = ", which needs a person's approval"
 
-def _within(path: str, cwd: str) -> str:
-    """The part of an absolute path that says where it goes: below the working directory, the rest of it.
+
+def _within(path: str, working: Iterable[str]) -> str:
+    """The part of an absolute path that says where it goes: below the working directory (as written or
+    with its links resolved), the rest of it.
 
     So a project that itself sits in a folder named like a protected one is not protected as a whole.
     """
-    working = posixpath.normpath(cwd).rstrip("/") + "/"
-    return path[len(working) :] if path.startswith(working) else path
+    for directory in working:
+        prefix = directory.rstrip("/") + "/"
+        if path.startswith(prefix):
+            return path[len(prefix) :]
+    return path
+
+
+def _working(cwd: str) -> tuple[str, ...]:
+    """The working directory as written and with its links resolved."""
+    normal = posixpath.normpath(cwd)
+    physical = resolve_links(normal)
+    return (normal,) if physical in (None, normal) else (normal, physical)
+
+
+def _physical(path: str) -> Iterator[str]:
+    """``path`` (absolute, as joined) through the links that exist on disk, when they lead elsewhere."""
+    physical = resolve_links(path)
+    if physical is None:
+        raise _TooManyLinks(path)
+    if physical != normalize_path(path):
+        yield physical
+
+
+class _TooManyLinks(Exception):
+    """A path holds more symbolic links than are followed."""
 
 
 def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) -> SafetyFinding | None:
-    """A write to any of these paths (absolute, normalized) that touches a protected one."""
+    """A write to any of these paths (absolute) that touches a protected one, as written or through the
+    symbolic links on disk."""
+    working = _working(cwd)
     for path in paths:
-        inside = _within(path, cwd)
-        touched = protected.touched_by(inside)
-        if touched is not None:
-            shown = path if inside == path else "./" + inside
-            return SafetyFinding(f"Writing to {shown} touches {touched}, which needs a person's approval")
-    return None
-
-
-# Splitting for the scan only: every operator and quote ends a word, so nothing hides inside one.
-_SEPARATORS: Final = re.compile(r"&&|\|\||[;&|\n()`]|\$\(")
-_REDIRECT: Final = re.compile(r"^(\d*|&)>>?|^<")
-
-
-def _sub_commands(command: str) -> Iterator[list[str]]:
-    for part in _SEPARATORS.split(command):
+        normal = normalize_path(path)
         try:
-            words = shlex.split(part, comments=False, posix=True)
-        except ValueError:  # an unterminated quote: read the words as they stand
-            words = part.split()
-        # "echo x >.bashrc" and "echo x > .bashrc" both name the file.
-        split: list[str] = []
-        for word in words:
-            redirect = _REDIRECT.match(word)
-            if redirect is not None and redirect.end() < len(word):
-                split.extend((word[: redirect.end()], word[redirect.end() :]))
-            else:
-                split.append(word)
-        if split:
-            yield split
-
-
-def _blank_split(command: str) -> Iterator[list[str]]:
-    """The sub-commands of the command split at blanks only (quotes removed where they pair up), cut at
-    words that are or end in ``;``, ``&&``, ``||``, ``|`` or ``&``: extglob groups stay in their words."""
-    try:
-        words = shlex.split(command, comments=False, posix=True)
-    except ValueError:
-        words = command.split()
-    current: list[str] = []
-    for word in words:
-        stripped = word.rstrip(";&|")
-        if stripped:
-            current.append(stripped)
-        if stripped != word:
-            yield current
-            current = []
-    if current:
-        yield current
-
-
-def _operator_aware(command: str) -> Iterator[list[str]]:
-    """The words of each sub-command as a quote-aware split at the shell's operators reads them."""
-    lexer = shlex.shlex(command, posix=True, punctuation_chars=True)
-    lexer.whitespace_split = True
-    words: list[str] = []
-    try:
-        for token in lexer:
-            if token and all(char in "();<>|&" for char in token):
-                if words:
-                    yield words
-                words = []
-            else:
-                words.append(token)
-    except ValueError:  # an unterminated quote: the other readings see it
-        pass
-    if words:
-        yield words
-
-
-_WRAPPERS: Final = frozenset({"sudo", "doas", "command", "builtin", "nohup", "time", "nice", "env", "exec"})
-
-
-def _removal_targets(words: list[str], home: str = "~") -> Iterator[str]:
-    """What a command removes: the operands of an ``rm`` (after wrappers such as ``sudo``), the roots of a
-    ``find … -delete`` or ``rsync --delete`` destination, and ``/`` for an ``rm`` fed by ``xargs`` (its
-    operands come from its input, which the scan cannot see)."""
-    index = 0
-    while index < len(words) and (words[index] in _WRAPPERS or "=" in words[index]):
-        index += 1
-    if index >= len(words):
-        return
-    program = posixpath.basename(words[index])
-    if program in ("npx", "pnpx", "bunx") and index + 1 < len(words):
-        index += 1  # npx rimraf ~
-        program = posixpath.basename(words[index])
-    if program == "find":
-        yield from _find_roots(words[index + 1 :])
-        return
-    if program == "rsync" and any(word.startswith(("--del", "--remove-source")) for word in words):
-        operands = [word for word in words[index + 1 :] if not word.startswith("-")]
-        yield from operands[-1:] if any(word.startswith("--del") for word in words) else operands[:-1]
-        return
-    if program == "zip" and any(
-        word.startswith("-") and not word.startswith("--") and "m" in word for word in words
-    ):
-        yield from [word for word in words[index + 1 :] if not word.startswith("-")][
-            1:
-        ]  # zip -m moves them in
-        return
-    if program == "tar" and "--remove-files" in words:
-        yield from (word for word in words[index + 1 :] if not word.startswith("-"))
-        return
-    if program == "xargs" and any(posixpath.basename(word) in ("rm", "rmdir") for word in words[index + 1 :]):
-        yield "/"  # whatever its input names
-        return
-    if program not in ("rm", "rmdir", "rimraf", "del-cli", "trash", "shred", "unlink"):
-        return
-    options_done = False
-    for word in words[index + 1 :]:
-        if not options_done and word == "--":
-            options_done = True
-        elif options_done or not word.startswith("-"):
-            yield word
-
-
-_FIND_OPTIONS: Final = frozenset({"-H", "-L", "-P", "--"})
-_FIND_TESTS: Final = frozenset(
-    {"-name", "-iname", "-path", "-ipath", "-regex", "-iregex", "-type", "-newer", "-mtime", "-mmin", "-size"}
-    | {"-empty", "-user", "-group", "-perm", "-links", "-wholename", "-iwholename"}
-)
-_REMOVERS: Final = frozenset({"rm", "rmdir", "unlink", "shred", "rimraf"})
-
-
-def _find_roots(arguments: list[str]) -> Iterator[str]:
-    """The roots a ``find`` empties: with ``-delete`` and no test to choose what, or an ``-exec rm``."""
-    removes_all = "-delete" in arguments and not _FIND_TESTS.intersection(arguments)
-    runs_a_remover = any(
-        word in ("-exec", "-execdir", "-ok", "-okdir")
-        and index + 1 < len(arguments)
-        and posixpath.basename(arguments[index + 1]) in _REMOVERS
-        and not _FIND_TESTS.intersection(arguments)
-        for index, word in enumerate(arguments)
-    )
-    if not (removes_all or runs_a_remover):
-        return
-    roots: list[str] = []
-    position = 0
-    while position < len(arguments) and (
-        arguments[position] in _FIND_OPTIONS or arguments[position][:2] in ("-O", "-D")
-    ):
-        position += 2 if arguments[position] == "-D" else 1
-    for word in arguments[position:]:
-        if word.startswith(("-", "(", "!")):
-            break
-        roots.append(word)
-    yield from roots or ["."]  # GNU find starts at "." without a root
+            readings = [normal, *_physical(path)]
+        except _TooManyLinks:
+            return SafetyFinding(f"Writing to {path} follows too many symbolic links to check{_APPROVAL}")
+        for reading in readings:
+            inside = _within(reading, working)
+            touched = protected.touched_by(inside)
+            if touched is not None:
+                inside_as_written = _within(normal, working)
+                shown = normal if inside_as_written == normal else "./" + inside_as_written
+                return SafetyFinding(f"Writing to {shown} touches {touched}{_APPROVAL}")
+    return None
 
 
 def _home_forms(home: str) -> frozenset[str]:
     return frozenset({"~", "~/", "$HOME", "${HOME}", "$HOME/", "${HOME}/", home, home.rstrip("/") + "/"})
 
 
-def _resolved(word: str, cwd: str, home: str) -> str:
+def _joined(word: str, cwd: str, home: str) -> str:
+    """A shell word as an absolute path (not normalized): ``$HOME`` and a leading ``~`` expanded."""
     expanded = word
     for variable in ("${HOME}", "$HOME"):
         expanded = expanded.replace(variable, home)
-    expanded = os.path.expanduser(expanded) if expanded.startswith("~") else expanded
-    return normalize_path(posixpath.join(cwd, expanded))
+    if expanded.startswith("~"):
+        expanded = home + expanded[1:] if expanded[1:2] in ("", "/") else os.path.expanduser(expanded)
+    return posixpath.join(cwd, expanded)
 
 
 def _fixed_part(target: str) -> str:
@@ -373,14 +292,14 @@ def _fixed_part(target: str) -> str:
     return target
 
 
-def _dangerous_removal(target: str, cwd: str, home: str) -> str | None:
+def _dangerous_removal(target: str, cwd: str, home: str, *, glob: bool) -> str | None:
     if target in _home_forms(home):
         return "the home directory"
     # A glob of the working directory (or of /, or of ~) removes it as surely as naming it.
-    stripped = _fixed_part(target)
+    stripped = _fixed_part(target) if glob else target
     if stripped in _home_forms(home):
         return "the home directory"
-    path = _resolved(stripped, cwd, home)
+    path = normalize_path(_joined(stripped, cwd, home))
     if path == "/":
         return "/"
     if path.count("/") == 1:
@@ -393,168 +312,206 @@ def _dangerous_removal(target: str, cwd: str, home: str) -> str | None:
     return None
 
 
-# Text that a word may be spelled with so that the raw command does not show what it names: quotes are
-# dropped before the quick search, and anything else here sends the command to the full scan.
-_SPELLING: Final = re.compile(r"[\\$`*?\[{(|]")
-_CHANGES_DIRECTORY: Final = frozenset({"cd", "pushd", "popd"})
 _UNKNOWN_TARGET: Final = re.compile(r"[$`{]|^~[+-]")
+_ABSOLUTE: Final = ("/", "~", "$HOME", "${HOME}")
 
 
-def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
-    """A shell command that names a protected path, or removes a tree no agent should remove."""
-    # Most commands are plain and name nothing protected: one search settles them at once.
-    if _SPELLING.search(command) is None and protected.needles.search(re.sub("['\"]", "", command)) is None:
+def _bases(use: PathUse) -> tuple[str, ...] | None:
+    """The paths a use may name, each still relative to the working directory (``None``: a relative path
+    after a directory change no check can follow)."""
+    if use.path.startswith(_ABSOLUTE):
+        return (use.path,)
+    if use.bases is None:
         return None
-    return _scanned(command, cwd, home, protected)
+    return tuple(use.path if base == "." else posixpath.join(base, use.path) for base in use.bases)
 
 
-@functools.lru_cache(maxsize=1024)
-def _scanned(command: str, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
-    """The full scan (four readings of the command; tens of microseconds), kept for repeated commands."""
-    parsed = parse_command(command)
-    if not parsed.fully_scanned:
-        return SafetyFinding(
-            "The command is too long or too deeply nested to check, which needs a person's approval"
-        )
-    targets = list(parsed.redirect_targets)
-    readings = [
-        *_sub_commands(command),
-        *_operator_aware(command),
-        *_blank_split(command),  # extglob groups stay in their words: cp x .@(g)it/hooks/
-        *(list(sub.words) for sub in parsed.visible),
-        targets,
-    ]
-    for target in [*targets, *(found for words in readings[:-1] for found in _redirect_targets(words))]:
-        if _PARAMETER.search(target):
-            written = f"{target}, which the shell expands"
-            return SafetyFinding(f"The command writes to {written}, which needs a person's approval")
-    moves = any(_moves(words) for words in readings)
-    dotglob = "dotglob" in command or "GLOBIGNORE" in command
-    for words in readings:
-        for target in _removal_targets(words, home):
-            removed = _dangerous_removal(target, cwd, home)
-            if removed is None and _UNKNOWN_TARGET.search(target) and target not in _home_forms(home):
-                removed = f"{target}, which the shell expands"
-            elif removed is None and moves and not target.startswith(("/", "~", "$HOME", "${HOME}")):
-                removed = f"{target} after changing directory"  # "cd / && rm -rf usr"
-            if removed is not None:
-                return SafetyFinding(f"The command removes {removed}, which needs a person's approval")
-        if _reads_a_script(words) and "|" in command:
-            piped = "pipes a script into a shell, which no check can read"
-            return SafetyFinding(f"The command {piped}, which needs a person's approval")
-        implicit = _implicit_write(words)
-        if implicit is not None:
-            return SafetyFinding(f"The command writes {implicit}, which needs a person's approval")
-        for word in words:
-            if _REDIRECT.fullmatch(word):
-                continue
-            touched = _touched_by_word(word, cwd, home, protected, dotglob)
-            if touched is not None:
-                return SafetyFinding(f"The command touches {touched}, which needs a person's approval")
+def _removed(use: PathUse, cwd: str, home: str) -> str | None:
+    """What a removal takes away that no agent should, or why its target cannot be read."""
+    paths = _bases(use)
+    if paths is None:
+        return f"{use.path} after changing directory"  # "cd $X && rm -rf usr"
+    for path in paths:
+        removed = _dangerous_removal(path, cwd, home, glob=use.expands)
+        if removed is None and not use.guessed and not use.expands:
+            removed = _dangerous_removal(_removed_on_disk(_joined(path, cwd, home)), cwd, home, glob=False)
+        if removed is not None:
+            return removed
+    if use.expands and _UNKNOWN_TARGET.search(use.path) and use.path not in _home_forms(home):
+        return f"{use.path}, which the shell expands"
     return None
 
 
-_GIT_CONFIG_READS: Final = frozenset(
-    {"--get", "--get-all", "--get-regexp", "--get-urlmatch", "-l", "--list", "--show-origin", "--show-scope"}
-)
-_GIT_DIR_NAMES: Final = frozenset({"--git-dir", "--git-path", "--absolute-git-dir", "--git-common-dir"})
-# git -c KEY=VALUE settings that run a program or move the hooks.
-_GIT_RUNNING_KEYS: Final = (
-    "core.hookspath",
-    "core.sshcommand",
-    "core.fsmonitor",
-    "core.pager",
-    "core.editor",
-)
-_CONFIG_SETTERS: Final = {"npm": ".npmrc", "pnpm": ".npmrc", "yarn": ".yarnrc", "pip": "pip.conf"}
-
-
-def _implicit_write(words: list[str]) -> str | None:
-    """A protected file a command writes without naming it: git's configuration and hooks, a package
-    manager's configuration, ``pre-commit install``; and the git folder a ``rev-parse`` prints for a pipe."""
-    if not words:
-        return None
-    program, rest = posixpath.basename(words[0]), words[1:]
-    if program == "git":
-        settings = [rest[index + 1].casefold() for index, word in enumerate(rest[:-1]) if word == "-c"]
-        if any(setting.startswith(_GIT_RUNNING_KEYS) for setting in settings):
-            return "a git setting that runs a program"
-        verbs = [word for word in rest if not word.startswith("-")]
-        if verbs[:1] == ["config"] and not _GIT_CONFIG_READS.intersection(rest) and len(verbs) >= 3:
-            return "git's configuration (.gitconfig or .git/config)"
-        if verbs[:2] == ["submodule", "add"]:
-            return ".gitmodules"
-        if verbs[:1] == ["rev-parse"] and _GIT_DIR_NAMES.intersection(rest):
-            return "into .git/ (the command prints its path for another to use)"
-        if verbs[:1] in (["init"], ["clone"]) and any(word.startswith("--template") for word in rest):
-            return "git hooks from a template (.git/hooks)"
-    if program in ("npx", "pnpx", "bunx") and rest:
-        program, rest = posixpath.basename(rest[0]), rest[1:]
-    if program in _CONFIG_SETTERS and (rest[:2] in (["config", "set"], ["c", "set"]) or rest[:1] == ["set"]):
-        return _CONFIG_SETTERS[program]
-    if program == "yarn" and rest[:2] == ["set", "version"]:
-        return ".yarnrc.yml"
-    if (program == "pre-commit" and "install" in rest) or program in ("husky", "simple-git-hooks"):
-        return "git hooks (.git/hooks, .husky)"
-    if (program in ("conda", "mamba") and "init" in rest) or (program == "pipx" and "ensurepath" in rest):
-        return "shell start-up files"
-    return None
-
-
-_INTERPRETERS: Final = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish", "python", "python3", "perl"})
-
-
-def _reads_a_script(words: list[str]) -> bool:
-    """A shell or interpreter given no script or command: it runs what comes on its input."""
-    if not words or posixpath.basename(words[0]) not in _INTERPRETERS:
-        return False
-    return all(word.startswith("-") for word in words[1:])
-
-
-def _moves(words: list[str]) -> bool:
-    """Whether a sub-command changes the directory to somewhere a relative operand cannot be read from:
-    ``cd /``, ``cd ..``, ``cd`` alone, ``env -C DIR``, ``sudo -D DIR``; not ``cd frontend``."""
-    if not words:
-        return False
-    if any(word.startswith("CDPATH=") for word in words):
-        return True
-    program = posixpath.basename(words[0])
-    if program in _CHANGES_DIRECTORY:
-        target = next((word for word in words[1:] if not word.startswith("-") or word == "-"), None)
-        return (
-            target is None
-            or target.startswith(("/", "~", "-"))
-            or ".." in target.split("/")
-            or _SHELL_SPECIAL.search(target) is not None
-        )
-    if program == "ln" and any(word.startswith("-") and "s" in word for word in words[1:]):
-        return True  # ln -s / r && rm -rf r/usr: a link made now moves what a relative path names
-    option = {"env": "C", "sudo": "D"}.get(program)
-    return option is not None and any(
-        word.startswith("--chdir") or (word.startswith("-") and not word.startswith("--") and option in word)
-        for word in words[1:]
+def _removed_on_disk(path: str) -> str:
+    """What removing ``path`` (absolute, as joined) takes away on disk: a link named last is removed
+    itself, but one the path goes through (``link/``, ``link/x``) leads the removal to its target."""
+    parent, name = posixpath.split(path)
+    if not name:  # a trailing slash: the last link is followed too
+        return resolve_links(path) or path
+    return (
+        posixpath.join(resolve_links(parent) or parent, name)
+        if name not in (".", "..")
+        else (resolve_links(path) or path)
     )
 
 
-def _redirect_targets(words: list[str]) -> Iterator[str]:
-    """The words after a redirection operator, in a plain split's reading."""
-    for index, word in enumerate(words[:-1]):
-        if _REDIRECT.fullmatch(word):
-            yield words[index + 1]
-
-
-def _touched_by_word(
-    word: str, cwd: str, home: str, protected: ProtectedPaths, dotglob: bool = False
+def _touched(
+    use: PathUse,
+    cwd: str,
+    home: str,
+    protected: ProtectedPaths,
+    *,
+    dotglob: bool,
+    working: _Working,
 ) -> str | None:
-    """The protected name a word names: itself, each side of an ``=`` (``--output=.bashrc``), or a short
-    option's attached value, after any run of bundled flags (``-t.git/hooks``, ``-sLo.git/hooks``)."""
-    candidates = [part for part in word.split("=") if part]
+    """The protected name a write (or possible write) touches, as written or through links on disk."""
+    if use.guessed:
+        return _named_in_word(use, cwd, home, protected, dotglob=dotglob, working=working)
+    for path in _bases(use) or (use.path,):
+        # A path that the shell does not change names a protected name only if its text holds one.
+        lexical = use.expands or protected.needles.search(path) is not None
+        joined = _joined(path, cwd, home)
+        if lexical:
+            within = _within(normalize_path(joined), working.written)
+            touched = protected.touched_by(within, pattern=use.expands, dotglob=dotglob)
+            if touched is not None:
+                return touched
+        if use.expands and _SHELL_SPECIAL.search(path):
+            continue  # a pattern: by name only
+        for physical in _physical(joined):
+            touched = protected.touched_by(
+                _within(physical, working.physical), pattern=False, dotglob=dotglob
+            )
+            if touched is not None:
+                return touched
+    return None
+
+
+def _named_in_word(
+    use: PathUse, cwd: str, home: str, protected: ProtectedPaths, *, dotglob: bool, working: _Working
+) -> str | None:
+    """The protected name a word of a program the table cannot read names: itself, each side of an ``=``
+    (``--output=.bashrc``), or a short option's attached value after any run of bundled flags
+    (``-t.git/hooks``, ``-sLo.git/hooks``), each as a path read from where the command runs."""
+    if not use.expands and not any(protected.needles.search(path) for path in _bases(use) or (use.path,)):
+        return None  # neither it nor the directories it may be read from hold a protected name
+    for candidate in _parts(use.path):
+        part = PathUse(candidate, "touch", use.expands, use.bases, use.program)
+        for path in _bases(part) or (candidate,):
+            within = _within(normalize_path(_joined(path, cwd, home)), working.written)
+            touched = protected.touched_by(within, pattern=use.expands, dotglob=dotglob)
+            if touched is not None:
+                return touched
+    return None
+
+
+def _parts(word: str) -> Iterator[str]:
+    seen: set[str] = set()
+    parts = [part for part in word.split("=") if part]
     if word.startswith("-") and not word.startswith("--"):
-        candidates.extend(word[index:] for index in range(2, min(len(word), 12)))
-    for part in candidates:
-        touched = protected.touched_by(
-            _within(_resolved(part, cwd, home), cwd), pattern=True, dotglob=dotglob
+        parts.extend(word[index:] for index in range(2, min(len(word), 12)))
+    for part in parts:
+        if part not in seen:
+            seen.add(part)
+            yield part
+
+
+@final
+class _Working:
+    """The working directory as written, and (worked out when first needed) with its links resolved too."""
+
+    __slots__ = ("_physical", "cwd", "written")
+
+    def __init__(self, cwd: str) -> None:
+        self.cwd = cwd
+        self.written = (posixpath.normpath(cwd),)
+        self._physical: tuple[str, ...] | None = None
+
+    @property
+    def physical(self) -> tuple[str, ...]:
+        if self._physical is None:
+            self._physical = _working(self.cwd)
+        return self._physical
+
+
+# Text that a word may be spelled with so that the raw command does not show what it names (quotes are
+# dropped before the quick search; anything else here sends the command to the full reading), and ">",
+# a redirection that writes (through a link on disk, maybe into .git/hooks).
+_SPELLING: Final = re.compile(r"[\\$`*?\[{(>]|[^\x00-\x7f]")
+_QUOTES: Final = re.compile("['\"]")
+_QUICK_LENGTH: Final = 10_000
+"""Longer commands are always read in full (the reading says when one is too long to read)."""
+
+
+def check_shell(command: str, *, cwd: str, home: str, protected: ProtectedPaths) -> SafetyFinding | None:
+    """A shell command that touches a protected path, or removes a tree no agent should remove."""
+    if len(command) > _QUICK_LENGTH:
+        return _decided(command_effects(command), command, cwd, home, protected)
+    finding, on_disk = _by_text(command, cwd, home, protected)
+    # What depends on the links on disk is worked out again for every call; the rest is kept by text.
+    return _decided(command_effects(command), command, cwd, home, protected) if on_disk else finding
+
+
+@functools.lru_cache(maxsize=1024)
+def _by_text(
+    command: str, cwd: str, home: str, protected: ProtectedPaths
+) -> tuple[SafetyFinding | None, bool]:
+    """The answer for a command of up to ``_QUICK_LENGTH`` characters, and whether it depends on the
+    links on disk (a path the table says it writes or removes: then it is not kept)."""
+    # Most commands are plain and name nothing the checks care about: one search settles them at once.
+    if _SPELLING.search(command) is None:
+        plain = _QUOTES.sub("", command)
+        if protected.needles.search(plain) is None and not _names_a_program(plain.lower()):
+            return None, False
+    effects = command_effects(command)
+    on_disk = any(use.action != "read" and not use.guessed for use in effects.paths)
+    return _decided(effects, command, cwd, home, protected), on_disk
+
+
+def _decided(
+    effects: Effects, command: str, cwd: str, home: str, protected: ProtectedPaths
+) -> SafetyFinding | None:
+    """The safety checks' answer on a command's effects (read once per text; the links on disk each time)."""
+    if not effects.fully_read and effects.unparsed is None:
+        return SafetyFinding(f"The command is too long or too deeply nested to check{_APPROVAL}")
+    if effects.unparsed is not None:
+        # The reading stopped there, and the command names what the checks look at (the quick path let it
+        # through to here): another reader of it may run what this one did not read.
+        return SafetyFinding(f"The command cannot be read as shell ({effects.unparsed}){_APPROVAL}")
+    for use in effects.paths:
+        if (
+            use.program == "a redirection"
+            and use.action == "write"
+            and use.expands
+            and _PARAMETER.search(use.path)
+        ):
+            return SafetyFinding(f"The command writes to {use.path}, which the shell expands{_APPROVAL}")
+    dotglob = "dotglob" in command or "GLOBIGNORE" in command
+    working = _Working(cwd)
+    try:
+        for use in effects.paths:
+            if use.action == "read":
+                continue
+            if use.action == "remove":
+                removed = _removed(use, cwd, home)
+                if removed is not None:
+                    return SafetyFinding(f"The command removes {removed}{_APPROVAL}")
+            touched = _touched(use, cwd, home, protected, dotglob=dotglob, working=working)
+            if touched is not None:
+                return SafetyFinding(f"The command touches {touched}{_APPROVAL}")
+    except _TooManyLinks as error:
+        return SafetyFinding(
+            f"The command names {error.args[0]}, which follows too many symbolic links to check{_APPROVAL}"
         )
-        if touched is not None:
-            return touched
+    if effects.implicit:
+        return SafetyFinding(f"The command writes {effects.implicit[0]}{_APPROVAL}")
+    if effects.removes_input:
+        return SafetyFinding(f"The command removes what its input names, which no check can read{_APPROVAL}")
+    if effects.piped_input:
+        return SafetyFinding(f"The command pipes a script into a shell, which no check can read{_APPROVAL}")
+    if effects.unread_names:
+        name = effects.unread_names[0]
+        return SafetyFinding(
+            f"The command runs {name}, a command the shell works out, which no check can read{_APPROVAL}"
+        )
     return None

@@ -97,7 +97,8 @@ class Leases:
         """Stop renewing this claim (recorded, released, or lost)."""
         with self._lock:
             self._claims.pop((session, action_id), None)
-            self._deferred.pop((session, action_id), None)
+            if self._deferred.pop((session, action_id), None) is not None:
+                self._wake.notify_all()  # a flush may be waiting for the last one
 
     def defer(self, recording: Recording) -> None:
         """Keep the claim and try to record ``recording`` until it is recorded or the claim is lost."""
@@ -120,6 +121,22 @@ class Leases:
     def drop_submit(self, session: str, action_id: int) -> None:
         with self._lock:
             self._submits.pop((session, action_id), None)
+
+    def flush(self) -> None:
+        """Wait, at most one lease, for the deferred resolutions to be recorded (the thread keeps trying and
+        keeps their claims renewed meanwhile): a store closed right after a fault does not give up an
+        approval whose callback ran while the database could still take it, which would let another
+        process run the callback again once the claim lapsed."""
+        deadline = time.monotonic() + self._lease
+        with self._lock:
+            if not self._deferred or self._closed:
+                return
+            self._wake.notify_all()  # try now, not after the thread's pause
+            while self._deferred and not self._closed:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    return
+                self._wake.wait(min(left, RETRY_SECONDS))
 
     def close(self) -> None:
         """Stop the thread; a resolution still deferred is given up (its claim lapses after the lease)."""

@@ -682,6 +682,7 @@ class SqlStore(ApprovalStore):
             ) from None
 
     def close(self) -> None:
+        self._leases.flush()
         self._closed.set()
         self._leases.close()
 
@@ -719,6 +720,18 @@ class SqlStore(ApprovalStore):
             ResolutionNotRecordedError: the lease would end before another try; the claim is kept, and
                 the recording deferred to the renewer.
         """
+        try:
+            return self._record_retrying(recording)
+        except BaseException:
+            # Interrupted too (a signal's exception in a try or a pause): the callback ran all the same,
+            # so the renewer goes on recording it, as past the lease. Left alone, the claim would be
+            # renewed for as long as this process lives, and the action stay applying for good.
+            if self._leases.ends(recording.session, recording.action_id):
+                self._leases.defer(recording)
+            raise
+
+    def _record_retrying(self, recording: Recording) -> bool:
+        """``_record_within_lease``'s tries; past the lease, the recording deferred and the error raised."""
         pause = RETRY_SECONDS
         while True:
             try:

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import Any, ClassVar, Final, TypeVar, final
 
-from ask_permissions._errors import CorruptStoreError, StoreError, preview
+from ask_permissions._errors import CorruptStoreError, StoreError, StoreUnavailableError, preview
 
 from ._file_events import FileEvents
 from ._snapshot import MAX_ID
@@ -291,7 +291,11 @@ class SqliteStore(SqlStore):
         return count
 
     def _drain_lock(self, session: str) -> contextlib.AbstractContextManager[None]:
-        return _file_lock(self._path + "-drain", session)
+        if self._read_only:  # a drain approves: refused before its lock file is made
+            raise StoreUnavailableError(
+                f"{self._where}: opened read-only, so it cannot drain (a drain approves)", store=self._where
+            )
+        return _file_lock(self._path + "-drain", session, self._unavailable)
 
     # -- noticing other processes' changes ---------------------------------------------------------------
 
@@ -392,17 +396,25 @@ if hasattr(os, "register_at_fork"):
 
 
 @contextlib.contextmanager
-def _file_lock(path: str, session: str) -> Iterator[None]:
-    """An exclusive lock on one byte of ``path``, at an offset named by ``session``."""
+def _file_lock(path: str, session: str, failure: Callable[[OSError], StoreError]) -> Iterator[None]:
+    """An exclusive lock on one byte of ``path``, at an offset named by ``session``; ``failure`` makes the
+    package's error of one the file cannot be opened or locked for (a full disk, no locks on its file
+    system)."""
     offset = zlib.crc32(session.encode("utf-8", "surrogatepass"))
     key = os.path.realpath(path)
     with _REGISTRY_LOCK:
         descriptor = _FILES.get(key)
         if descriptor is None:
-            descriptor = _FILES[key] = os.open(key, os.O_RDWR | os.O_CREAT, 0o666)
+            try:
+                descriptor = _FILES[key] = os.open(key, os.O_RDWR | os.O_CREAT, 0o666)
+            except OSError as error:
+                raise failure(error) from error
         thread_lock = _THREAD_LOCKS.setdefault((key, offset), threading.Lock())
     with thread_lock:
-        fcntl.lockf(descriptor, fcntl.LOCK_EX, 1, offset)
+        try:
+            fcntl.lockf(descriptor, fcntl.LOCK_EX, 1, offset)
+        except OSError as error:
+            raise failure(error) from error
         try:
             yield
         finally:

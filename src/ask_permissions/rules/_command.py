@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import posixpath
 import shlex
 from collections.abc import Mapping, Sequence
@@ -10,16 +11,30 @@ from typing import Any, Final, TypeVar, final
 
 from ask_permissions._errors import preview
 from ask_permissions._strict import child, fail
+from ask_permissions.shell import Reading, ShellWord, SubCommand, command_words, read_command
 from ask_permissions.typing import Decision
 
 from ._glob import Glob
-from ._shell import ParsedCommand, ShellWord, SubCommand, command_words, parse_command
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
-__all__ = ["COMMAND_KEYS", "CommandPattern", "argv_texts", "command_readings", "compound_allow"]
+__all__ = [
+    "COMMAND_KEYS",
+    "READ_LIMIT_TEXT",
+    "CommandPattern",
+    "argv_texts",
+    "command_readings",
+    "compound_allow",
+]
 
 COMMAND_KEYS: Final = ("command", "cmd")
 """The arguments a command specifier reads when it names no key."""
+
+READ_LIMIT_TEXT: Final = (
+    "Tool '{tool}': the command is longer than the read limit of {limit:,} characters, so it was not read; "
+    "it needs a person's approval"
+)
+"""Why a command past the read limit asks (``ask_permissions.shell.READ_LIMIT``): it is never allowed, and
+never blocked for its length alone."""
 
 _Element = str | Glob | None
 """One word of a specifier: a literal word, a glob over one word, or ``None`` for any run of words."""
@@ -75,8 +90,10 @@ def _word_matches(element: str | Glob, word: str) -> bool:
     return element.matches(word)
 
 
+@functools.lru_cache(maxsize=4096)
 def _name_forms(name: str) -> tuple[str, ...]:
-    """The ways deny and ask compare a command name: as written, by its file name, without zsh's ``=``."""
+    """The ways deny and ask compare a command name: as written, by its file name, without zsh's ``=``
+    (a function of the name alone, kept for the names commands use again and again)."""
     folded = name.casefold()
     base = posixpath.basename(folded)
     return (folded, base, base.lstrip("="))
@@ -96,13 +113,14 @@ class CommandPattern:
     prefix form ``npm run test:*`` means ``npm run test`` followed by any words. So ``ls *`` matches
     ``ls`` and ``ls -la`` but never ``lsof``.
 
-    A command line is split into sub-commands (see ``parse_command``). An ``allow`` matches when the
-    command is fully understood and the specifier matches every sub-command, none of which may start with
-    ``NAME=value`` assignments; a ``deny`` or ``ask`` matches when it matches any command visible in it,
-    assignments skipped, the command name also compared by its file name and case-insensitively
-    (``/usr/bin/RM`` meets a deny for ``rm``), and always when the command is too long or too deeply
-    nested to read. The subject is the call's argument at ``key``, else ``command`` or ``cmd`` (an allow
-    then needs each present one to match), or a plain string argument itself.
+    A command line is read into sub-commands (see ``ask_permissions.shell.read_command``). An ``allow``
+    matches when the command is understood and the specifier matches every sub-command, none of which may
+    start with ``NAME=value`` assignments; a ``deny`` or ``ask`` matches when it matches any command
+    visible in it, assignments skipped, the command name also compared by its file name and
+    case-insensitively (``/usr/bin/RM`` meets a deny for ``rm``), and always when the command is not fully
+    read (past the read limit, nested too deeply, or outside the grammar). The subject is the call's
+    argument at ``key``, else ``command`` or ``cmd`` (an allow then needs each present one to match), or a
+    plain string argument itself.
 
     Args:
         text: the specifier, one plain command with optional ``*``.
@@ -120,6 +138,9 @@ class CommandPattern:
     _folded: tuple[_Element, ...] = field(init=False, repr=False, compare=False)
     _rest: bool = field(init=False, repr=False, compare=False)
     _first_word: str | None = field(init=False, repr=False, compare=False)
+    _open_ended: bool = field(init=False, repr=False, compare=False)
+    _prefix: tuple[str, ...] | None = field(init=False, repr=False, compare=False)
+    """The literal words of a prefix-only specifier (``git push *``): an allow compares them alone."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
@@ -135,6 +156,8 @@ class CommandPattern:
         object.__setattr__(self, "_folded", folded)
         object.__setattr__(self, "_rest", rest)
         object.__setattr__(self, "_first_word", exact[0] if isinstance(exact[0], str) else None)
+        object.__setattr__(self, "_open_ended", self.is_open_ended)
+        object.__setattr__(self, "_prefix", self.literal_prefix if self.is_prefix_only else None)
 
     # -- what it is ----------------------------------------------------------------------------------------
 
@@ -181,7 +204,7 @@ class CommandPattern:
         """Whether the specifier, in a rule of ``decision``, matches a call with these arguments."""
         return self.matches_readings(command_readings(arguments, self.key), decision)
 
-    def matches_readings(self, readings: tuple[ParsedCommand | None, ...], decision: Decision) -> bool:
+    def matches_readings(self, readings: tuple[Reading | None, ...], decision: Decision) -> bool:
         """``matches``, given ``command_readings(arguments, self.key)`` (shared by a call's rules)."""
         if decision != "allow":
             return any(parsed is not None and self.matches_command(parsed, decision) for parsed in readings)
@@ -200,25 +223,39 @@ class CommandPattern:
                     return False
         return True
 
-    def matches_command(self, command: str | ParsedCommand, decision: Decision) -> bool:
+    def matches_command(self, command: str | Reading, decision: Decision) -> bool:
         """Whether the specifier, in a rule of ``decision``, matches a command line."""
-        parsed = command if isinstance(command, ParsedCommand) else parse_command(command)
+        parsed = command if isinstance(command, Reading) else read_command(command)
         if decision == "allow":
             subcommands = parsed.subcommands
             return parsed.understood and all(self.matches_subcommand(sub, "allow") for sub in subcommands)
-        if not parsed.fully_scanned:
+        if not parsed.fully_read:
             return True
-        return any(self.matches_subcommand(sub, decision) for sub in parsed.visible)
+        name = self._folded[0]
+        if not isinstance(name, str):
+            return any(self.matches_subcommand(sub, decision) for sub in parsed.visible)
+        # A long command may hold thousands of commands: most name another program, settled by its name.
+        for sub in parsed.visible:
+            words = sub.words
+            if not words or not (sub.name_is_glob or name in _name_forms(words[0])):
+                continue
+            if self._match(words, lenient=True, name_is_glob=sub.name_is_glob):
+                return True
+        return False
 
     def matches_subcommand(self, sub: SubCommand, decision: Decision) -> bool:
         """Whether the specifier, in a rule of ``decision``, matches one sub-command."""
-        if not sub.words:
+        words = sub.words
+        if not words:
             return False
         if decision == "allow":
-            if sub.assignments or (sub.appends_arguments and not self.is_open_ended):
+            if sub.assignments or (sub.appends_arguments and not self._open_ended):
                 return False
-            return self._match(sub.words, lenient=False, name_is_glob=False)
-        return self._match(sub.words, lenient=True, name_is_glob=sub.name_is_glob)
+            prefix = self._prefix
+            if prefix is not None:
+                return words[: len(prefix)] == prefix
+            return self._match(words, lenient=False, name_is_glob=False)
+        return self._match(words, lenient=True, name_is_glob=sub.name_is_glob)
 
     def _match(self, words: tuple[str, ...], *, lenient: bool, name_is_glob: bool) -> bool:
         first = self._exact[0]
@@ -269,7 +306,7 @@ class CommandPattern:
             fail(child(path, "text"), f"a valid command specifier ({error})", text)
 
 
-def command_readings(arguments: object, key: str | None) -> tuple[ParsedCommand | None, ...]:
+def command_readings(arguments: object, key: str | None) -> tuple[Reading | None, ...]:
     """The commands a call gives at ``key`` (else ``command``/``cmd``), parsed; ``None`` for another value.
 
     A list of strings is an argument vector (``["bash", "-lc", "rm -rf x"]``, as some shell tools send):
@@ -278,9 +315,9 @@ def command_readings(arguments: object, key: str | None) -> tuple[ParsedCommand 
     return tuple(_reading(value) for value in subject_values(arguments, key, COMMAND_KEYS))
 
 
-def _reading(value: object) -> ParsedCommand | None:
+def _reading(value: object) -> Reading | None:
     if isinstance(value, str):
-        return parse_command(value)
+        return read_command(value)
     texts = argv_texts(value)
     return None if texts is None else argv_reading(texts)
 
@@ -294,17 +331,18 @@ def argv_texts(value: object) -> tuple[str, str] | None:
     return shlex.join(argv), " ".join(argv)
 
 
-def argv_reading(texts: tuple[str, str]) -> ParsedCommand:
+def argv_reading(texts: tuple[str, str]) -> Reading:
     """What deny and ask specifiers see of an argument vector (``argv_texts``): both its command lines.
     Never understood, so an allow refuses it."""
-    quoted, joined = (parse_command(text) for text in texts)
-    return ParsedCommand(
+    quoted, joined = (read_command(text) for text in texts)
+    return Reading(
         text=texts[0],
         subcommands=(),
         visible=quoted.visible + joined.visible,
         understood=False,
         why="an argument vector (a list), which only a command string can be allowed as",
-        fully_scanned=quoted.fully_scanned and joined.fully_scanned,
+        fully_read=quoted.fully_read and joined.fully_read,
+        too_long=quoted.too_long or joined.too_long,
     )
 
 
@@ -326,7 +364,7 @@ def compound_allow(
         values = subject_values(arguments, key, COMMAND_KEYS)
         if len(values) != 1 or not isinstance(values[0], str):
             continue
-        parsed = parse_command(values[0])
+        parsed = read_command(values[0])
         if not parsed.understood or len(parsed.subcommands) < 2:
             continue  # one sub-command: a single rule matched it or none does
         usable = [(rule, pattern) for rule, pattern in candidates if pattern.key == key]

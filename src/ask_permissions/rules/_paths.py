@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+import stat
 import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from ask_permissions.typing import Decision, PathShape
 from ._glob import Glob
 from ._specifier_base import check_key, read_specifier_snapshot, subject_values
 
-__all__ = ["PATH_KEYS", "PathPattern", "normalize_path"]
+__all__ = ["MAX_LINKS", "PATH_KEYS", "PathPattern", "normalize_path", "resolve_links"]
 
 PATH_KEYS: Final = ("file_path", "path", "notebook_path")
 """The arguments a path specifier reads when it names no key."""
@@ -32,6 +33,52 @@ def normalize_path(path: str) -> str:
     """
     normal = posixpath.normpath(path)
     return "/" + normal.lstrip("/") if normal.startswith("//") else normal
+
+
+MAX_LINKS: Final = 40
+"""How many symbolic links ``resolve_links`` follows in one path (Linux's own limit)."""
+
+
+def resolve_links(path: str, *, max_links: int = MAX_LINKS) -> str | None:
+    """``path`` (absolute) with the symbolic links that exist on disk resolved, as the kernel follows them.
+
+    Each component of the longest existing prefix that is a link is replaced by its target (a relative
+    target read from the link's folder), and ``..`` steps back from where a link led, not from the link;
+    the components that do not exist stay as written. The result is normalized.
+
+    Returns:
+        The resolved path, or ``None`` when it holds more than ``max_links`` links (a loop, say): no one
+        can say where it goes.
+    """
+    remaining = [part for part in reversed(path.split("/")) if part]
+    resolved = "/"
+    links = 0
+    while remaining:
+        name = remaining.pop()
+        if name == ".":
+            continue
+        if name == "..":
+            resolved = posixpath.dirname(resolved)
+            continue
+        candidate = posixpath.join(resolved, name)
+        try:
+            is_link = stat.S_ISLNK(os.lstat(candidate).st_mode)
+        except (OSError, ValueError):  # absent (or unreadable, or a NUL): the rest stays as written
+            return normalize_path("/".join((candidate, *reversed(remaining))))
+        if not is_link:
+            resolved = candidate
+            continue
+        links += 1
+        if links > max_links:
+            return None
+        try:
+            target = os.readlink(candidate)
+        except OSError:
+            return normalize_path("/".join((candidate, *reversed(remaining))))
+        remaining.extend(part for part in reversed(target.split("/")) if part)
+        if target.startswith("/"):
+            resolved = "/"
+    return resolved
 
 
 def _default_home() -> str:
@@ -157,8 +204,9 @@ class PathPattern:
     character of it, ``**`` any number of segments (``src/**`` is everything inside ``src``). A pattern
     without a slash, such as ``*.env``, matches that name at any depth. ``.`` and ``..`` are resolved
     lexically in the pattern and in the call's path; a relative path that climbs out of ``root`` is matched
-    as the absolute path it names; a pattern whose ``..`` would climb above its own base is refused. Symlinks
-    are not resolved: ``src/link`` is matched as written, wherever it points. ``[`` and ``\\`` are literal.
+    as the absolute path it names; a pattern whose ``..`` would climb above its own base is refused. The
+    pattern itself resolves no symlinks (``src/link`` is matched as written); a ``LayeredPolicy`` decides a
+    path reached through a link on disk as both the link and its target. ``[`` and ``\\`` are literal.
 
     Fail-closed asymmetry: in a deny or ask rule the pattern also matches everything beneath what it
     names (a deny on ``.git`` protects ``.git/config``, one on ``src/**`` also ``src``), compares

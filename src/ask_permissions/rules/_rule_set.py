@@ -155,7 +155,7 @@ def _explain(
         decision = checked_match_decision(decision, f"{name}_rules.explain({preview(tool_name)})")
     # A nested rule set keeps its own layer name; a plain ruleset gets this one.
     parts = match.parts if isinstance(layer, PermissionRules | PermissionRuleSet) else ()
-    return RuleMatch(match.rule, match.index, match.layer or name, decision, parts)
+    return RuleMatch(match.rule, match.index, match.layer or name, decision, parts, match.unread)
 
 
 def _layer_snapshot(layer: Classifier | None, field: str) -> dict[str, Any] | None:

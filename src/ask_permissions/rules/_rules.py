@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import threading
@@ -22,9 +23,10 @@ from ask_permissions._strict import (
     read_text,
     read_version,
 )
+from ask_permissions.shell import READ_LIMIT, Reading
 from ask_permissions.typing import Decision, RuleSetLayer
 
-from ._command import CommandPattern, command_readings, compound_allow
+from ._command import READ_LIMIT_TEXT, CommandPattern, command_readings, compound_allow
 from ._patterns import (
     ALL,
     SPECIFIER_CLASSES,
@@ -40,7 +42,6 @@ from ._patterns import (
     serialize_arguments,
     tool_pattern_matches,
 )
-from ._shell import ParsedCommand
 from ._text import BUILTIN_KINDS, RuleTextError, parse_rule_text, read_kinds
 
 __all__ = [
@@ -206,6 +207,9 @@ class RuleMatch:
     parts: tuple[CompoundPart, ...] = ()
     """For a call allowed sub-command by sub-command (no single rule matched it), each sub-command and the
     allow rule that took it, in order; ``rule`` and ``index`` are then the first part's."""
+    unread: str | None = None
+    """Why the rule could not read the call, which then asks instead of being denied (``decision`` is
+    ``"ask"``): a deny or ask command rule met a command past the read limit. The reason names the limit."""
 
 
 @final
@@ -521,7 +525,7 @@ class PermissionRules(DecisionPredicates):
         # Rules for other tools are not looked at; the arguments are serialized once, and only when a
         # candidate has an argument pattern.
         serialized: str | None = None
-        commands: dict[str | None, tuple[ParsedCommand | None, ...]] | None = None
+        commands: dict[str | None, tuple[Reading | None, ...]] | None = None
         for pattern, match in candidates:
             if pattern is None:
                 return match
@@ -543,6 +547,10 @@ class PermissionRules(DecisionPredicates):
                 if readings is None:
                     readings = commands[pattern.key] = command_readings(arguments, pattern.key)
                 if pattern.matches_readings(readings, match.rule.decision):  # type: ignore[union-attr]
+                    if match.decision != "allow" and any(r is not None and r.too_long for r in readings):
+                        # Not read, so not known to be denied: a person decides (never a block for length).
+                        unread = READ_LIMIT_TEXT.format(tool=tool_name, limit=READ_LIMIT)
+                        return dataclasses.replace(match, decision="ask", unread=unread)
                     return match
             elif pattern.matches(arguments, match.rule.decision):  # type: ignore[union-attr]
                 return match

@@ -34,10 +34,11 @@ def subject_values(arguments: object, key: str | None, defaults: tuple[str, ...]
     each of the ``defaults`` present. Values are returned as found: a specifier that meets a value that is
     not a string does not match it.
     """
-    if isinstance(arguments, str):
-        return (arguments,)
-    if not isinstance(arguments, Mapping):
-        return ()
+    if type(arguments) is not dict:  # the common case first: isinstance of an ABC costs more than this
+        if isinstance(arguments, str):
+            return (arguments,)
+        if not isinstance(arguments, Mapping):
+            return ()
     if key is not None:
         return (arguments[key],) if key in arguments else ()
     return tuple(arguments[name] for name in defaults if name in arguments)

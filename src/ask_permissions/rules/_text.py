@@ -103,6 +103,14 @@ class RuleText:
 
 
 _KIND_TEXT: Final = re.compile(r"(shell|path|url)(?::(.+))?", re.DOTALL)
+# Claude Code's `Tool(param:value)` form: an argument name, a colon, a value (`Bash(run_in_background:true)`).
+# `NAME:*` stays the prefix form of a command specifier (`Bash(ls:*)`), and `domain:` a URL specifier.
+_PARAMETER_FORM: Final = re.compile(r"([A-Za-z_][A-Za-z0-9_]*):(\S.*)", re.DOTALL)
+_PARAMETER_REFUSED: Final = (
+    "the Tool(parameter:value) form (a specifier over the argument {name!r}) is not supported: how Claude "
+    "Code matches it is not documented, and read as a {tool} specifier it would silently match nothing; "
+    "match the argument in a hook or a check function instead"
+)
 _ANCHORED_PATH: Final = re.compile(r"//|~/|/|\./|\.\./")
 _BAD_NAME_CHARACTER: Final = re.compile(r"[\s()\x00-\x1f\x7f]")
 
@@ -200,6 +208,9 @@ def _specifier_pattern(
     home: str | None,
 ) -> SpecifierPattern:
     declared = kinds.get(tool) or BUILTIN_KINDS.get(tool)
+    parameter = _PARAMETER_FORM.fullmatch(specifier)
+    if parameter is not None and not specifier.startswith(DOMAIN_PREFIX) and parameter.group(2) != "*":
+        raise RuleTextError(text, _PARAMETER_REFUSED.format(name=parameter.group(1), tool=tool))
     try:
         if specifier.startswith(DOMAIN_PREFIX):
             if declared is not None and declared.kind != "url":

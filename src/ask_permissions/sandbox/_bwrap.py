@@ -18,7 +18,8 @@ A plan is JSON-safe data:
 
 Why placeholders need locks: unlinking a file from the host's view lazily unmounts whatever another mount
 namespace has mounted on it (Linux 3.18 and later). A placeholder is removed only by a run that holds the
-only lock on its folder: while any sandbox over that folder runs, its placeholders stay.
+only lock on its folder, a lock on the folder itself (not on a file of the runtime folder, which another
+environment may place elsewhere): while any sandbox over that folder runs, its placeholders stay.
 """
 
 from __future__ import annotations
@@ -161,7 +162,17 @@ def bwrap_argv(plan: Mapping[str, Any], protected: Sequence[str], status_fd: int
     private = any(is_under(runtime, folder) for folder in PRIVATE_FOLDERS)
     if not private or any(is_under(runtime, path) for path in plan["writable"]):
         argv.extend(("--tmpfs", runtime))
-    for path in [*protected, *(p for p in plan["read_only"] if _plain_existing(p))]:
+    # A read-only path that is a symbolic link is kept read-only where it leads, which is what its name
+    # writes to (a link itself cannot be bound over); only inside the writable folders, where that place
+    # is in view anyway: a link a command planted must not bring a host file it cannot see into view.
+    kept = [
+        real
+        for real in map(os.path.realpath, plan["read_only"])
+        if os.path.exists(real)
+        and any(is_under(real, folder) for folder in plan["writable"])
+        and not is_under(real, runtime)
+    ]
+    for path in [*protected, *kept]:
         argv.extend(("--ro-bind", path, path))
     for path in plan["unreadable"]:
         if not os.path.exists(path):
@@ -187,10 +198,6 @@ _STARTED: Final = b'"exit-code"'
 (its ``exit-code`` record), and what the shell of older versions writes in its place."""
 
 
-def _plain_existing(path: str) -> bool:
-    return os.path.lexists(path) and not os.path.islink(path)
-
-
 def _empty_file(runtime: str) -> str:
     """An empty read-only file of this user's, bound over a file the command may not read."""
     path = os.path.join(runtime, "empty")
@@ -204,6 +211,9 @@ def _empty_file(runtime: str) -> str:
 
 # -- placeholders -------------------------------------------------------------------------------------------
 
+_ATTEMPTS: Final = 100
+"""How often a run looks again for a protected path's placeholder that vanished before it held its folder."""
+
 
 def _lock(path: str) -> int:
     return os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
@@ -213,8 +223,14 @@ def _key(folder: str) -> str:
     return hashlib.sha256(folder.encode("utf-8", "surrogateescape")).hexdigest()[:32]
 
 
-def _users_path(runtime: str, folder: str) -> str:
-    return os.path.join(runtime, f"users-{_key(folder)}.lock")
+def _folder_lock(folder: str) -> int:
+    """A descriptor of the folder itself, whose lock every run over it shares: the folder's own inode is
+    the same for every process on the machine, whatever runtime folder its environment chose (a launcher
+    given another ``XDG_RUNTIME_DIR`` keeps its records elsewhere, but meets the same lock)."""
+    try:
+        return os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError as error:  # replaced meanwhile (a link now), or gone
+        raise WallsError(f"cannot hold {folder}: {error.strerror}", "a writable folder in place") from None
 
 
 def _records_path(runtime: str, folder: str) -> str:
@@ -357,6 +373,15 @@ def placeholders(plan: Mapping[str, Any], hold: Hold | None = None) -> Iterator[
         WallsError: a protected path that cannot be kept read-only (a symbolic link on its way).
     """
     runtime = runtime_dir()
+    for path in plan["writable"]:
+        # The plan names each folder by its real path: one that a link leads to now was replaced since
+        # (by a command under older walls), and binding it would open wherever the link leads.
+        if os.path.lexists(path) and os.path.realpath(path) != path:
+            raise WallsError(
+                f"cannot make {path} writable: a symbolic link leads there now, which a command could have "
+                "made (make it a real folder again)",
+                "a writable folder that no symbolic link leads to",
+            )
     folders = [path for path in plan["writable"] if os.path.isdir(path)]  # a missing one is not bound
     setup = _lock(os.path.join(runtime, "setup.lock"))
     users: dict[str, int] = {}
@@ -369,11 +394,21 @@ def placeholders(plan: Mapping[str, Any], hold: Hold | None = None) -> Iterator[
             for path, is_directory in plan["protected"]:
                 if not any(is_under(path, folder) and folder != path for folder in folders):
                     continue
-                target, record = _block(path, is_directory, folders)
-                folder = os.path.dirname(target)
-                if folder not in users:
-                    users[folder] = _lock(_users_path(runtime, folder))
-                    fcntl.flock(users[folder], fcntl.LOCK_SH)
+                for _ in range(_ATTEMPTS):
+                    target, record = _block(path, is_directory, folders)
+                    folder = os.path.dirname(target)
+                    if folder not in users:
+                        users[folder] = _folder_lock(folder)
+                        fcntl.flock(users[folder], fcntl.LOCK_SH)
+                    # Seen before this run held its folder, a placeholder may have been removed since by a
+                    # run ending elsewhere; once held, nobody removes one: look again if it is gone.
+                    if os.path.lexists(target):
+                        break
+                else:
+                    raise WallsError(
+                        f"cannot keep {path} read-only: what blocks it keeps disappearing",
+                        "a protected path that stays in place",
+                    )
                 if record is not None:
                     made.setdefault(folder, []).append(record)
                 bound.append(target)
@@ -404,11 +439,6 @@ def _release(runtime: str, setup: int, users: Mapping[str, int]) -> None:
             records = _records_path(runtime, folder)
             left = [entry for entry in _read_records(records) if not _remove_placeholder(entry)]
             _write_records(records, left)
-            if not left:
-                # Safe to drop while the setup lock is held: a users lock is only ever taken under it,
-                # and nobody holds this one now. So the folder keeps nothing once nothing is left to remove.
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(_users_path(runtime, folder))
     finally:
         for descriptor in users.values():
             os.close(descriptor)

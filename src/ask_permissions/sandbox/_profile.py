@@ -33,6 +33,8 @@ SECRET_VARIABLES: Final = (
     "*_CREDENTIALS",
     "*_AUTH",
     "*DATABASE_URL",
+    "PGPASSWORD",
+    "MYSQL_PWD",
     "GOOGLE_APPLICATION_CREDENTIALS",
     "SSH_AUTH_SOCK",
     "GPG_AGENT_INFO",
@@ -58,6 +60,8 @@ HOME_FILES: Final = frozenset(
         ".gitconfig",
         ".pypirc",
         "pip.conf",
+        ".ssh",
+        ".gnupg",
     }
 )
 """Protected names that take effect only in the home directory (a shell reads ``~/.bashrc``, not
@@ -205,9 +209,11 @@ def profile_from_view(
     (``Read(~/.ssh/**)``), unless the path holds a writable folder.
     """
     working = _real(cwd)
-    chosen = [working, *(_real(path) for path in view.directories)]
-    chosen.extend(_real(folder) for rule in view.path_rules if (folder := _granted(rule)) is not None)
-    chosen.extend(_real(path) for path in writable)
+    named = [normalize_path(path) for path in view.directories]
+    named.extend(normalize_path(folder) for rule in view.path_rules if (folder := _granted(rule)) is not None)
+    named.extend(normalize_path(path) for path in writable)
+    roots = [working, *(os.path.realpath(path) for path in named)]
+    chosen = [working, *(os.path.realpath(path) for path in named if not _linked_from(path, roots))]
     folders = tuple(path for path in dict.fromkeys(chosen) if path != "/" and os.path.exists(path))
     if working not in folders or not os.path.isdir(working):
         raise ValueError(f"Sandbox: cwd: expected an existing folder; got {cwd!r}")
@@ -256,6 +262,21 @@ def _protected(view: SandboxView, folders: list[str]) -> tuple[tuple[tuple[str, 
         if any(is_under(real, folder) and real != folder for folder in folders):
             found.setdefault(real, False)
     return tuple((path, found[path]) for path in _outermost(found)), elsewhere
+
+
+def _linked_from(path: str, roots: Iterable[str]) -> bool:
+    """Whether a symbolic link on the way to ``path`` lies in one of the folders that may become writable:
+    a sandboxed command could have made it, to lead a rule or folder that names a path there to anywhere
+    on the host (``out -> /run``), so such a path is not made writable."""
+    folders = list(roots)
+    current = "/"
+    for name in path.strip("/").split("/"):
+        current = posixpath.join(current, name)
+        if os.path.islink(current):
+            parent = os.path.realpath(posixpath.dirname(current))
+            if any(is_under(parent, folder) for folder in folders):
+                return True
+    return False
 
 
 def _granted(rule: PathRuleView) -> str | None:

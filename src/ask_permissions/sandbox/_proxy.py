@@ -11,11 +11,14 @@ bridge (``_bridge.py``) carries connections to it.
 from __future__ import annotations
 
 import contextlib
+import ipaddress
 import os
+import re
 import selectors
 import socket
 import tempfile
 import threading
+import time
 import urllib.parse
 from collections.abc import Callable
 from typing import Final, final
@@ -30,7 +33,11 @@ _HEAD_LIMIT: Final = 65536
 _HEAD_TIMEOUT: Final = 30.0
 _CONNECT_TIMEOUT: Final = 15.0
 _MAX_CONNECTIONS: Final = 64
-_DROPPED_HEADERS: Final = frozenset({"proxy-connection", "proxy-authorization", "connection", "keep-alive"})
+_DROPPED_HEADERS: Final = frozenset(
+    {"proxy-connection", "proxy-authorization", "connection", "keep-alive", "host"}
+)
+_HOST_NAME: Final = re.compile(r"[A-Za-z0-9_.-]+")
+"""A host as the resolver should see it: nothing a URL parser would read as the end of the host."""
 
 
 @final
@@ -38,14 +45,27 @@ class DomainProxy:
     """The proxy one sandbox's commands reach the network through.
 
     ``rules`` is called for each connection, so the proxy follows the policy's settings as they change
-    (``None``: refuse everything). Thread-safe: a private lock guards the open connections; ``close`` ends
-    them all and joins its threads.
+    (``None``: refuse everything). A request head must arrive whole within ``head_timeout`` seconds.
+    Thread-safe: a private lock guards the open connections; ``close`` ends them all and joins its threads.
     """
 
-    __slots__ = ("_connections", "_folder", "_listener", "_lock", "_rules", "_thread", "_threads", "_wake")
+    __slots__ = (
+        "_connections",
+        "_folder",
+        "_head_timeout",
+        "_listener",
+        "_lock",
+        "_rules",
+        "_thread",
+        "_threads",
+        "_wake",
+    )
 
-    def __init__(self, rules: Callable[[], NetworkRules | None]) -> None:
+    def __init__(
+        self, rules: Callable[[], NetworkRules | None], *, head_timeout: float = _HEAD_TIMEOUT
+    ) -> None:
         self._rules: Final = rules
+        self._head_timeout: Final = head_timeout
         self._lock: Final = threading.Lock()
         self._folder = tempfile.mkdtemp(prefix="proxy-", dir=runtime_dir())
         self._listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -140,8 +160,7 @@ class DomainProxy:
     def _open(self, client: socket.socket) -> socket.socket | None:
         """Read the request head and open the connection it asks for, if the rules allow its host."""
         try:
-            client.settimeout(_HEAD_TIMEOUT)
-            head, rest = _read_head(client)
+            head, rest = _read_head(client, time.monotonic() + self._head_timeout)
         except (OSError, ValueError):
             client.close()
             return None
@@ -153,7 +172,8 @@ class DomainProxy:
             return None
         if method == "CONNECT":
             host, port = _authority(target, 443)
-            url = f"https://{target}/"
+            # The rules read the very host and port the proxy connects to, not the text around them.
+            url = f"https://{_url_host(host)}:{port}/" if host is not None else ""
         else:
             parts = urllib.parse.urlsplit(target)
             if parts.scheme != "http" or not parts.hostname:
@@ -178,7 +198,9 @@ class DomainProxy:
                 if rest:
                     upstream.sendall(rest)
             else:
-                upstream.sendall(_origin_form(method, target, version, lines[1:]) + rest)
+                upstream.sendall(
+                    _origin_form(method, target, version, lines[1:], host=host, port=port) + rest
+                )
         except OSError:
             upstream.close()
             client.close()
@@ -186,11 +208,17 @@ class DomainProxy:
         return upstream
 
 
-def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
+def _read_head(client: socket.socket, deadline: float) -> tuple[bytes, bytes]:
+    """The request head and what came after it, read by ``deadline`` (a monotonic time) as a whole: a
+    client that sends a byte now and then cannot hold a connection for longer."""
     data = b""
     while b"\r\n\r\n" not in data:
         if len(data) > _HEAD_LIMIT:
             raise ValueError("request head too long")
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise ValueError("the request head did not arrive in time")
+        client.settimeout(left)
         chunk = client.recv(4096)
         if not chunk:
             raise ValueError("connection closed before the request head ended")
@@ -200,13 +228,17 @@ def _read_head(client: socket.socket) -> tuple[bytes, bytes]:
 
 
 def _authority(authority: str, default_port: int) -> tuple[str | None, int]:
-    """The host and port of ``host:port`` or ``[v6]:port`` (``None`` when it does not read as one)."""
+    """The host and port of ``host:port`` or ``[v6]:port``; the host is ``None`` unless it is a plain host
+    name or address (letters, digits, ``.``, ``-``, ``_``) or a bracketed IPv6 address, so that the name
+    the resolver is handed is the one the rules read."""
     if authority.startswith("["):
         host, _, rest = authority[1:].partition("]")
         port_text = rest.removeprefix(":")
+        valid = _is_ipv6(host)
     else:
         host, _, port_text = authority.partition(":")
-    if not host:
+        valid = _HOST_NAME.fullmatch(host) is not None
+    if not valid:
         return None, default_port
     if not port_text:
         return host, default_port
@@ -215,16 +247,37 @@ def _authority(authority: str, default_port: int) -> tuple[str | None, int]:
     return host, int(port_text)
 
 
-def _origin_form(method: str, target: str, version: str, headers: list[bytes]) -> bytes:
-    """The request as its origin server expects it: the path only, no proxy headers, one request."""
+def _is_ipv6(text: str) -> bool:
+    if "%" in text:
+        return False  # a zone (fe80::1%eth0) names an interface of the host, not a host
+    try:
+        ipaddress.IPv6Address(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _url_host(host: str) -> str:
+    return f"[{host}]" if ":" in host else host
+
+
+def _origin_form(
+    method: str, target: str, version: str, headers: list[bytes], *, host: str, port: int
+) -> bytes:
+    """The request as its origin server expects it: the path only, no proxy headers, one request, and the
+    Host the rules allowed (a proxy replaces the client's Host with the absolute URL's: RFC 9112, 3.2.2)."""
     parts = urllib.parse.urlsplit(target)
     path = parts.path or "/"
     if parts.query:
         path += "?" + parts.query
     kept = [line for line in headers if _header_name(line) not in _DROPPED_HEADERS]
-    if not any(_header_name(line) == "host" for line in kept):
-        kept.insert(0, b"Host: " + parts.netloc.rpartition("@")[2].encode("latin-1"))
-    lines = [f"{method} {path} {version}".encode("latin-1"), *kept, b"Connection: close"]
+    authority = _url_host(host) + ("" if port == 80 else f":{port}")
+    lines = [
+        f"{method} {path} {version}".encode("latin-1"),
+        b"Host: " + authority.encode("ascii"),
+        *kept,
+        b"Connection: close",
+    ]
     return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
