@@ -961,8 +961,12 @@ class TestProperties:
             assert policy.queue.snapshot() == before
             assert records == []
             result = policy.before_tool_call(ToolCall(name, arguments, "tc"))
-            (record,) = records
+            record, *after = records
             records.clear()
+            # An ask the queue approved by itself at once is followed by its resolution, and only then.
+            queued = None if record.action_id is None else policy.queue.get(record.action_id)
+            answered = [("ask_allowed", "auto_approve")] if queued is not None and queued.is_approved else []
+            assert [(later.verdict, later.decided_by) for later in after] == answered
             assert (dry.outcome, dry.layer, dry.reason) == (record.outcome, record.layer, record.reason)
             verdict, layer, auto_approvable = _reference(config, name, arguments)
             assert record.layer == layer
