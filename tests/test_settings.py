@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 
 from ask_permissions import InvalidSnapshotError
+from ask_permissions._vocabulary import SETTINGS_SOURCES as SOURCES
 from ask_permissions.settings._settings import PermissionSettings
-from ask_permissions.settings._sources import SOURCES
 
 from .threads import JOIN_TIMEOUT
 

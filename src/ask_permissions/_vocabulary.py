@@ -26,12 +26,17 @@ from typing import (
 
 __all__ = [
     "ACTION_STATUSES",
+    "AUTO_APPROVER",
     "DECISIONS",
+    "EXPIRER",
     "HOOK_ACTIONS",
     "LAYERED_MODES",
     "MODES",
+    "POLICY_DECIDER",
     "POLICY_DEFAULTS",
     "RECORD_VERDICTS",
+    "REVIEWER",
+    "RULE_DECIDER",
     "SCOPES",
     "SETTINGS_SOURCES",
     "UNKNOWN_TOOLS",
@@ -127,6 +132,19 @@ SETTINGS_SOURCES: Final[tuple[SettingsSourceName, ...]] = get_args(SettingsSourc
 ResolutionScope: TypeAlias = Literal["once", "session", "project"]
 """How far a person's approval reaches: this call only, the session, or the project."""
 SCOPES: Final[tuple[ResolutionScope, ...]] = get_args(ResolutionScope)
+
+# Who decided, when no person did: the ``decided_by`` of actions and decision records that machine paths
+# write (anything else there is a person's name, or a host's own).
+AUTO_APPROVER: Final = "auto_approve"
+"""``decided_by`` of an ask the queue's drain approved by itself (the tool is in ``auto_approve``)."""
+EXPIRER: Final = "expiry"
+"""``decided_by`` of an ask that expired: ``expire_pending``'s rejections, a policy's past its deadline."""
+POLICY_DECIDER: Final = "policy"
+"""``decided_by`` of the rejections a policy makes itself (nobody could answer; the resolver failed)."""
+RULE_DECIDER: Final = "rule"
+"""``decided_by`` of a decision the policy's own layers took."""
+REVIEWER: Final = "reviewer"
+"""``decided_by`` (and ``rule_id``) of ``auto`` mode's reviewer's decisions."""
 
 
 class AskExplanation(TypedDict):

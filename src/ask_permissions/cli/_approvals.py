@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, TextIO
 
 from ask_permissions._errors import CorruptStoreError, StoreUnavailableError, preview
+from ask_permissions._vocabulary import SCOPES
 from ask_permissions.inbox._answers import (
     AnswerError,
     answer_scopes,
@@ -22,7 +23,7 @@ from ask_permissions.inbox._answers import (
     read_arguments,
     scope_refusal,
 )
-from ask_permissions.queue._action import SCOPES, Action, check_decided_by
+from ask_permissions.queue._action import Action, check_decided_by
 from ask_permissions.queue._open import describe_url, open_store
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.queue._store import ApprovalStore, check_session

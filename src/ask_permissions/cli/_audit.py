@@ -6,9 +6,9 @@ import argparse
 import json
 import sys
 from datetime import UTC, datetime
-from typing import Any, TextIO, get_args
+from typing import Any, TextIO
 
-from ask_permissions._vocabulary import HookAction
+from ask_permissions._vocabulary import HOOK_ACTIONS
 from ask_permissions.evidence._audit import read_audit, summarize
 
 from ._approvals import _cell
@@ -36,7 +36,7 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
     parser.add_argument("--tool", metavar="NAME", action="append", default=[], help="only this tool (repeat)")
     parser.add_argument(
         "--outcome",
-        choices=get_args(HookAction),
+        choices=HOOK_ACTIONS,
         action="append",
         default=[],
         help="only this outcome (repeat)",

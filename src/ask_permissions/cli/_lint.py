@@ -20,10 +20,9 @@ from typing import Final, final
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._names import fold_tool_name
 from ask_permissions._vocabulary import RuleSetLayer
-from ask_permissions.loading._policy_file import RISK_LEVELS
 from ask_permissions.policy._approval import ApprovalPolicy
 from ask_permissions.policy._records import describe_patterns
-from ask_permissions.policy._tool_metadata import read_metadata
+from ask_permissions.policy._tool_metadata import RISK_LEVELS, read_metadata
 from ask_permissions.policy._tool_names import BESIDE_REGISTRY, UnknownTool, registry_names, unknown_tools
 from ask_permissions.rules._command import CommandPattern
 from ask_permissions.rules._paths import PathPattern

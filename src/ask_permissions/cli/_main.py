@@ -188,10 +188,8 @@ def _check(path: str, tool: str, args_json: str | None, *, as_json: bool) -> int
     policy = load_cli_policy(path)
     record = policy.evaluate(ToolCall(tool, arguments))
     # A dry run queues nothing, so nothing waits ahead of this call: the queue would approve it at once.
-    by_queue = (
-        record.outcome == "pending"
-        and record.auto_approvable
-        and policy.queue.auto_approve.get(record.tool) is True
+    by_queue = record.outcome == "pending" and policy.queue.would_auto_approve(
+        record.tool, record.auto_approvable
     )
     status = EXIT_AUTO_APPROVED if by_queue else _EXIT_BY_OUTCOME[record.outcome]
     if as_json:

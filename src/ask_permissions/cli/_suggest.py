@@ -19,13 +19,13 @@ from typing import Any, Final, TextIO, final
 
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._strict import fail
+from ask_permissions._vocabulary import AUTO_APPROVER, REVIEWER, RULE_DECIDER
 from ask_permissions.evidence._suggest import Answer, SuggestionContext, Suggestions, suggest
 from ask_permissions.loading._policy_file import load_policy
-from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
 from ask_permissions.policy._layered import LayeredPolicy
 from ask_permissions.policy._records import Evaluator
 from ask_permissions.queue._open import describe_url
-from ask_permissions.queue._queue import AUTO_APPROVER, ApprovalQueue
+from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.rules._text import read_kinds
 from ask_permissions.settings._atomic import _locked
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes

@@ -13,16 +13,20 @@ from collections import Counter
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Final, final, get_args
+from typing import Any, Final, final
 
 from ask_permissions._errors import InvalidEvidenceError
-from ask_permissions._vocabulary import HookAction, RecordVerdict
-from ask_permissions.policy._engine import REVIEWER, RULE_DECIDER
+from ask_permissions._vocabulary import (
+    HOOK_ACTIONS,
+    RECORD_VERDICTS,
+    REVIEWER,
+    RULE_DECIDER,
+    HookAction,
+    RecordVerdict,
+)
 
 __all__ = ["APPROVALS", "AuditLine", "AuditSummary", "is_resolution", "read_audit", "summarize"]
 
-_OUTCOMES: Final = get_args(HookAction)
-_VERDICTS: Final = get_args(RecordVerdict)
 _DIGEST: Final = re.compile(r"[0-9a-f]{16}")
 RESOLUTIONS: Final = frozenset({"ask_allowed", "ask_denied", "ask_unresolved", "ask_expired", "cancelled"})
 """The verdicts of a record that tells how an ask ended, rather than a decision of a call (and
@@ -170,8 +174,8 @@ def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine | Non
         return None
     read = _Fields(data, file, number)
     tool, layer = read.text("tool"), read.text("layer")
-    outcome = read.choice("outcome", _OUTCOMES)
-    verdict = read.choice("verdict", _VERDICTS)
+    outcome = read.choice("outcome", HOOK_ACTIONS)
+    verdict = read.choice("verdict", RECORD_VERDICTS)
     if verdict not in _VERDICTS_OF[outcome]:
         allowed = ", ".join(sorted(_VERDICTS_OF[outcome]))
         raise read.bad("verdict", f"one of {allowed} (the outcome is {outcome})")

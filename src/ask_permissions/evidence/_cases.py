@@ -21,17 +21,16 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Final, final, get_args
+from typing import Final, final
 
 from ask_permissions._errors import InvalidEvidenceError
 from ask_permissions._tool_call import ToolCall
-from ask_permissions._vocabulary import HookAction
+from ask_permissions._vocabulary import HOOK_ACTIONS, HookAction
 from ask_permissions.policy._policy import PolicyLike
 from ask_permissions.policy._records import DecisionRecord, MatchedRule
 
 __all__ = ["CaseResult", "PolicyCase", "check_cases", "read_cases", "rule_name"]
 
-_OUTCOMES: Final = get_args(HookAction)
 _CASE_KEYS: Final = ("name", "tool", "args", "expect", "layer", "rule", "source")
 _HEADER: Final = re.compile(r"^\s*\[\[\s*case\s*\]\]")
 _TOML_LINE: Final = re.compile(r"at line (\d+)")
@@ -199,7 +198,7 @@ def _read_case(entry: object, index: int, lines: _Lines) -> PolicyCase:
         raise InvalidEvidenceError(lines.file, lines.of_field(index, key), f"{path}.{key}", expected, value)
 
     tool = text("tool")
-    expect = text("expect", choices=_OUTCOMES)
+    expect = text("expect", choices=HOOK_ACTIONS)
     assert tool is not None  # required above
     assert expect is not None
     return PolicyCase(

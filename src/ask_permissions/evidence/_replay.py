@@ -12,10 +12,10 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Final, final
 
 from ask_permissions._tool_call import ToolCall
+from ask_permissions._vocabulary import AUTO_APPROVER
 from ask_permissions.policy._digest import args_digest
 from ask_permissions.policy._records import Evaluator
 from ask_permissions.queue._history import HistoryEntry
-from ask_permissions.queue._queue import AUTO_APPROVER
 
 from ._audit import APPROVALS, AuditLine
 

@@ -38,9 +38,9 @@ from typing import Final, final
 
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._records import DecisionRecord, Evaluator
-from ask_permissions.rules._command import CommandPattern, command_readings, compound_allow
-from ask_permissions.rules._domains import read_host
-from ask_permissions.rules._paths import normalize_path
+from ask_permissions.rules._command import COMMAND_KEYS, CommandPattern, command_readings, compound_allow
+from ask_permissions.rules._domains import URL_KEYS, read_host
+from ask_permissions.rules._paths import PATH_KEYS, normalize_path
 from ask_permissions.rules._patterns import tool_pattern_matches
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleText, RuleTextError, ToolKind, parse_rule_text
@@ -49,9 +49,6 @@ from ask_permissions.shell._quoting import specifier_text
 
 __all__ = ["Answer", "Suggestion", "SuggestionContext", "Suggestions", "suggest"]
 
-_SHELL_KEYS: Final = ("command", "cmd")
-_PATH_KEYS: Final = ("file_path", "path", "notebook_path")
-_URL_KEYS: Final = ("url",)
 _GLOB: Final = re.compile(r"[*?\[\]{}]")
 _MIN_PREFIX_WORDS: Final = 2
 EXAMPLES_PER_RULE: Final = 3
@@ -241,14 +238,14 @@ class _Forest:
             return True
         keys = (kind.key,) if kind.key else None
         if kind.kind == "shell":
-            words = self._single_command(_subject(answer.arguments, keys, _SHELL_KEYS))
+            words = self._single_command(_subject(answer.arguments, keys, COMMAND_KEYS))
             if words is None:
                 return False
             family = self._family(tool, "command-prefix", _command_rule(tool))
             family.add(words, min(_MIN_PREFIX_WORDS, len(words)), answer)
             return True
         if kind.kind == "path":
-            path = _path(_subject(answer.arguments, keys, _PATH_KEYS), context.root)
+            path = _path(_subject(answer.arguments, keys, PATH_KEYS), context.root)
             if path is None:
                 return False
             parts, first = _path_parts(path, context)
@@ -256,7 +253,7 @@ class _Forest:
                 return False
             self._family(tool, "path-directory", _path_rule(tool, context)).add(parts, first, answer)
             return True
-        host = _host(_subject(answer.arguments, keys, _URL_KEYS))
+        host = _host(_subject(answer.arguments, keys, URL_KEYS))
         if host is None:
             return False
         family = self._family(tool, "domain", lambda path, exact: f"{tool}(domain:{path[0]})")

@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ask_permissions._errors import preview
-from ask_permissions._vocabulary import ResolutionScope
-from ask_permissions.queue._action import SCOPES, Action
+from ask_permissions._vocabulary import SCOPES, ResolutionScope
+from ask_permissions.queue._action import Action
 from ask_permissions.queue._store import ApprovalStore
 
 __all__ = [

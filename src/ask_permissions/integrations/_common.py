@@ -12,9 +12,9 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Final, final
 
 from ask_permissions._errors import preview
-from ask_permissions._vocabulary import PermissionDecision, PermissionRequest
+from ask_permissions._vocabulary import SCOPES, PermissionDecision, PermissionRequest
 from ask_permissions.policy._outcome import ProjectGrantHook
-from ask_permissions.policy._resolution import SCOPES, permission_request, read_answer
+from ask_permissions.policy._resolution import permission_request, read_answer
 from ask_permissions.policy._tool_names import read_unknown_tools, require_known_tools
 
 if TYPE_CHECKING:

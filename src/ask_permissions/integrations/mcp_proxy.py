@@ -56,8 +56,9 @@ from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._outcome import Outcome, grants_scopes
-from ask_permissions.policy._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK
+from ask_permissions.policy._resolvers import CANCELLED_FEEDBACK
 from ask_permissions.policy._results import pending_reason, proceed
+from ask_permissions.queue._queue import EXPIRED_FEEDBACK
 
 from ._common import ProjectGrantHook, require_hook, require_policy
 from ._mcp_held import PENDING_EXPIRY, HeldCall, HeldCalls

@@ -10,11 +10,20 @@ from typing import Any, Final, NoReturn, TypeAlias, TypeVar
 
 from ask_permissions._errors import InvalidSnapshotError, UnknownToolError, preview
 from ask_permissions._strict import child, fail, read_bool, read_list, read_mapping, read_str, read_version
-from ask_permissions._vocabulary import Clock, GrantsLike, Mode, PolicyDefault, Redactor, UnknownTools
-from ask_permissions.policy._approval import MODES, POLICY_DEFAULTS, ApprovalPolicy, approval_references
+from ask_permissions._vocabulary import (
+    MODES,
+    POLICY_DEFAULTS,
+    Clock,
+    GrantsLike,
+    Mode,
+    PolicyDefault,
+    Redactor,
+    UnknownTools,
+)
+from ask_permissions.policy._approval import ApprovalPolicy, approval_references
 from ask_permissions.policy._hooks import Hooks
 from ask_permissions.policy._records import DecisionRecord, Evaluator
-from ask_permissions.policy._tool_metadata import SIDE_EFFECT_SCOPES
+from ask_permissions.policy._tool_metadata import RISK_LEVELS, SIDE_EFFECT_SCOPES
 from ask_permissions.policy._tool_names import (
     BESIDE_REGISTRY,
     ToolReference,
@@ -35,13 +44,10 @@ from ask_permissions.rules._text import RuleTextError, read_kinds, rule_tool_pat
 from ask_permissions.settings._field_lines import with_line
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
 
-__all__ = ["RISK_LEVELS", "PolicySource", "load_policy"]
+__all__ = ["PolicySource", "load_policy"]
 
 PolicySource: TypeAlias = "str | os.PathLike[str] | Mapping[str, Any]"
 """A policy file's path (TOML when it ends in ``.toml``, JSON otherwise) or its already parsed data."""
-
-RISK_LEVELS: Final = ("low", "medium", "high", "critical")
-"""The ``risk_level`` values a policy file may declare (``high`` and ``critical`` are elevated)."""
 
 _KEYS: Final = (
     "mode",

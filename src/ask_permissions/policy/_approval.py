@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final, TypeAlias, final, get_args
+from typing import TYPE_CHECKING, Any, Final, TypeAlias, final
 
 from ask_permissions._errors import preview
 from ask_permissions._names import fold_tool_name
 from ask_permissions._tool_call import ToolCall
 from ask_permissions._vocabulary import (
+    POLICY_DEFAULTS,
     Classifier,
     Clock,
     Decision,
@@ -34,6 +35,7 @@ from ask_permissions.rules._rules import RuleMatch
 from ._checks import Check, read_checks, run_checks
 from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Table, Texts
 from ._hooks import Hooks, hook_layer, read_hooks
+from ._modes import read_mode
 from ._outcome import ProjectGrantHook, grants_plan, grants_scopes
 from ._records import DecisionRecord, MatchedRule
 from ._rules_reader import Reading, rules_reader
@@ -53,11 +55,7 @@ from ._tool_names import (
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import ApprovalQueue
 
-__all__ = ["APPROVAL_LAYERS", "MODES", "POLICY_DEFAULTS", "ApprovalPolicy", "approval_references"]
-
-MODES: Final[tuple[Mode, ...]] = ("full_access", "ask_before_changes", "read_only")
-
-POLICY_DEFAULTS: Final[tuple[PolicyDefault, ...]] = get_args(PolicyDefault)
+__all__ = ["APPROVAL_LAYERS", "ApprovalPolicy", "approval_references"]
 
 RequireApproval: TypeAlias = "ToolPattern | Iterable[ToolPattern] | None"
 
@@ -137,7 +135,7 @@ class _Call:
         return None if self.rule_match is None else MatchedRule.from_match(self.rule_match)
 
     def queue_approves(self) -> bool:
-        return self.state.queue.auto_approve.get(self.name) is True
+        return self.state.queue.would_auto_approve(self.name)
 
     def with_arguments(self, arguments: object) -> _Call:
         return _Call(self.state, self.name, arguments, self.call_id, self.context)
@@ -420,8 +418,7 @@ class ApprovalPolicy(Engine[_Call]):
         shadow: Evaluator | None = None,
         record_arguments: bool | Redactor = False,
     ) -> None:
-        if mode is not None and mode not in MODES:
-            raise ValueError(f"Unknown permission mode: {preview(mode)}")
+        mode = read_mode(mode)
         if default not in POLICY_DEFAULTS:
             raise ValueError(f"default: expected 'ask' or 'proceed'; got {preview(default)}")
         unknown_tools = read_unknown_tools(unknown_tools)

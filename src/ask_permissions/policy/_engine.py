@@ -38,8 +38,14 @@ from typing import (
 
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
+from ask_permissions._timeouts import check_timeout
 from ask_permissions._tool_call import ToolCall, read_tool_call
 from ask_permissions._vocabulary import (
+    AUTO_APPROVER,
+    EXPIRER,
+    POLICY_DECIDER,
+    REVIEWER,
+    RULE_DECIDER,
     AskExplanation,
     BlockResult,
     Clock,
@@ -55,14 +61,14 @@ from ask_permissions._vocabulary import (
 )
 from ask_permissions.policy._records import Evaluator
 from ask_permissions.queue._args import json_copy
-from ask_permissions.queue._queue import AUTO_APPROVER
+from ask_permissions.queue._queue import EXPIRED_FEEDBACK
 
 from ._arguments import same_arguments
 from ._digest import args_digest
 from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, ScopePlan, rejection_text
 from ._records import DecisionRecord, MatchedRule, ShadowRecord, kept_arguments, record_call_id
 from ._resolution import permission_request, read_answer
-from ._resolvers import CANCELLED_FEEDBACK, EXPIRED_FEEDBACK, ask_async, ask_sync, unresolved_reason
+from ._resolvers import CANCELLED_FEEDBACK, ask_async, ask_sync, unresolved_reason
 from ._results import pending_reason
 
 if TYPE_CHECKING:
@@ -159,7 +165,8 @@ class Facts(Protocol):
         ...
 
     def queue_approves(self) -> bool:
-        """Whether the queue approves an auto-approvable submission of this tool by itself."""
+        """Whether the queue approves an auto-approvable submission of this tool by itself (the queue's
+        ``would_auto_approve``)."""
         ...
 
     def with_arguments(self, arguments: object) -> Self:
@@ -366,9 +373,14 @@ def unattended(facts: Facts, decided: Decided) -> Decided:
     opinion = decided.opinion
     if opinion.verdict != "ask" or facts.interactive:
         return decided
-    if opinion.auto_approvable and facts.queue_approves():
+    if approved_by_queue(facts, decided):
         return decided
     return decided._replace(opinion=unanswerable(opinion, UNATTENDED_TEXT.format(tool=facts.name)))
+
+
+def approved_by_queue(facts: Facts, decided: Decided) -> bool:
+    """Whether the queue approves this ask by itself, so that nobody need answer it."""
+    return decided.auto_approvable and facts.queue_approves()
 
 
 def unanswerable(opinion: Opinion, reason: str) -> Opinion:
@@ -386,14 +398,6 @@ _OUTCOME: Final[Mapping[Verdict, HookAction]] = {"proceed": "proceed", "block": 
 
 ONCE_ONLY: Final[Mapping[ResolutionScope, str]] = MappingProxyType({"once": "runs this call once"})
 """What every host honours: an approval runs the call it was asked about, once."""
-POLICY_DECIDER: Final = "policy"
-"""``decided_by`` of the rejections a policy makes itself (nobody could answer; the resolver failed)."""
-EXPIRER: Final = "expiry"
-"""``decided_by`` of an ask that expired."""
-RULE_DECIDER: Final = "rule"
-"""``decided_by`` of a decision the policy's own layers took."""
-REVIEWER: Final = "reviewer"
-"""``decided_by`` (and ``rule_id``) of ``auto`` mode's reviewer's decisions."""
 EDIT_REFUSED_TEXT: Final = "The call to '{tool}' as edited is blocked by the policy: {reason}"
 
 
@@ -640,7 +644,7 @@ class Engine(Generic[F]):
             Whatever the resolver raises. In each case the queued action is rejected first, so nothing is
             left waiting for an answer that will not come.
         """
-        _check_timeout(timeout)
+        check_timeout(timeout)
         ask = self._ask_first(tool_call, context, resolver)
         if not isinstance(ask, _Asking):
             return ask
@@ -669,7 +673,7 @@ class Engine(Generic[F]):
         re-raises the cancellation. A cancel always wins: even when an approval lands at the same moment,
         the cancelled call never returns a proceed, so the tool never runs.
         """
-        _check_timeout(timeout)
+        check_timeout(timeout)
         if self._table.blocks:
             ask = await self._ask_first_off_the_loop(tool_call, context, resolver)
         else:
@@ -727,11 +731,7 @@ class Engine(Generic[F]):
         name, arguments, call_id = read_tool_call(tool_call)
         facts, decided = self._table.decide(self._facts(name, arguments, call_id, context))
         opinion = decided.opinion
-        if (
-            opinion.verdict == "ask"
-            and resolver is None
-            and not (decided.auto_approvable and facts.queue_approves())
-        ):
+        if opinion.verdict == "ask" and resolver is None and not approved_by_queue(facts, decided):
             # Headless (seed 001): nobody can answer, so nothing is queued for nobody.
             reason = unresolved_reason(decided.reason or pending_reason(facts.name))
             refused = decided._replace(opinion=unanswerable(opinion, reason), reason=reason)
@@ -1192,14 +1192,3 @@ class _EditChecks:
             if len(self._checked) > _ASKED_MEMORY:
                 self._checked.popitem(last=False)
             return True
-
-
-def _check_timeout(timeout: object) -> None:
-    if timeout is None:
-        return
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout: expected seconds (a number) or None; got {preview(timeout)}")
-    if not timeout >= 0:  # NaN fails this too
-        raise ValueError(
-            f"timeout: expected a non-negative number of seconds or None; got {preview(timeout)}"
-        )

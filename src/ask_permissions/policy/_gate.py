@@ -18,6 +18,7 @@ from ask_permissions._names import fold_tool_name, require_tool_names
 from ask_permissions._tool_call import read_tool_call
 from ask_permissions._vocabulary import Clock, Mode
 
+from ._modes import read_access_mode
 from ._results import BlockResult, ProceedResult, block, proceed
 
 __all__ = ["Approval", "ApprovalStatus", "Permissions"]
@@ -188,7 +189,7 @@ class Permissions:
         timeout: float | timedelta | None = None,
         clock: Clock | None = None,
     ) -> None:
-        self._mode: Final[Mode | None] = _read_mode(mode)
+        self._mode: Final[Mode | None] = read_access_mode(mode)
         if self._mode is not None:
             # As in the gem: an explicit mode decides, and blocked_tools is ignored.
             blocked: tuple[str, ...] = _ACCESS_MODES[self._mode]["blocked_tools"]
@@ -351,17 +352,6 @@ class Permissions:
         with self._lock:
             pending = sum(1 for entry in self._approvals.values() if entry.status == "pending")
         return f"<Permissions mode={self._mode!r} blocked_tools={list(self._blocked)!r} pending={pending}>"
-
-
-def _read_mode(mode: object) -> Mode | None:
-    if mode is None:
-        return None
-    # Anything that is not one of the three names, whatever its type, is an unknown mode.
-    if isinstance(mode, str):
-        for known in _ACCESS_MODES:
-            if mode == known:
-                return known
-    raise ValueError(f"Unknown access mode: {preview(mode)}. Valid: {', '.join(_ACCESS_MODES)}")
 
 
 def _read_timeout(timeout: object) -> timedelta | None:

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Final, final
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._tool_call import ToolCall
 from ask_permissions._vocabulary import (
+    REVIEWER,
     Clock,
     GrantsLike,
     LayeredMode,
@@ -37,7 +38,6 @@ from ask_permissions.rules._paths import normalize_path, resolve_links
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleTextError, ToolKind, parse_rule_text, read_kinds
 from ask_permissions.settings._field_lines import source_place
 from ask_permissions.settings._settings import PermissionSettings
-from ask_permissions.settings._sources import LAYERED_MODES
 from ask_permissions.shell import READ_LIMIT, SubCommand, read_command
 from ask_permissions.shell._effects import plain_reading, simple_effects
 from ask_permissions.shell._programs import EDIT_COMMANDS, read_argv
@@ -58,6 +58,7 @@ from ._engine import (
 )
 from ._hooks import Hooks, hook_layer, read_hooks
 from ._layered_rules import LayeredMatch, LayeredRules
+from ._modes import read_layered_mode
 from ._outcome import ProjectGrantHook
 from ._plan_mode import PlanModePolicy
 from ._records import DecisionRecord, MatchedRule
@@ -205,7 +206,7 @@ class _Call:
         return None if self.matched is None else _matched_rule(self.matched)
 
     def queue_approves(self) -> bool:
-        return self.state.queue.auto_approve.get(self.name) is True
+        return self.state.queue.would_auto_approve(self.name)
 
     def with_arguments(self, arguments: object) -> _Call:
         return _Call(self.state, self.name, arguments, self.call_id, self.context, dry_run=self.dry_run)
@@ -531,11 +532,11 @@ def _auto(call: _Call, decided: Decided) -> Decided:
         state.denials.record(verdict.verdict)
     if verdict.verdict == "allow":
         return decided._replace(
-            opinion=Opinion("proceed", rule=opinion.rule, source=opinion.source, rule_id="reviewer")
+            opinion=Opinion("proceed", rule=opinion.rule, source=opinion.source, rule_id=REVIEWER)
         )
     reason = verdict.reason or REVIEWER_DENIED_TEXT.format(tool=call.name)
     return decided._replace(
-        opinion=Opinion("block", reason, rule=opinion.rule, source=opinion.source, rule_id="reviewer")
+        opinion=Opinion("block", reason, rule=opinion.rule, source=opinion.source, rule_id=REVIEWER)
     )
 
 
@@ -666,9 +667,8 @@ class LayeredPolicy(Engine[_Call]):
             raise TypeError(f"on_mode_change: expected a callable; got {preview(on_mode_change)}")
         if not isinstance(protected_paths, ProtectedPaths):
             raise TypeError(f"protected_paths: expected ProtectedPaths; got {preview(protected_paths)}")
-        chosen: LayeredMode = mode or settings.default_mode or "default"
         self._settings: Final = settings
-        self._check_mode(chosen)
+        chosen = self._read_mode(mode or settings.default_mode or "default")
         working = os.path.abspath(os.fspath(cwd)) if cwd is not None else settings.project_dir
         own_hooks = read_hooks(hooks)
         all_checks = read_checks(checks)
@@ -784,7 +784,7 @@ class LayeredPolicy(Engine[_Call]):
 
     @mode.setter
     def mode(self, mode: LayeredMode) -> None:
-        self._check_mode(mode)
+        mode = self._read_mode(mode)
         with self._lock:
             old = self._state.mode
             if old == mode:
@@ -842,14 +842,14 @@ class LayeredPolicy(Engine[_Call]):
             )
         return walls
 
-    def _check_mode(self, mode: object) -> None:
-        if mode not in LAYERED_MODES:
-            raise ValueError(f"Unknown permission mode: {preview(mode)}. Valid: {', '.join(LAYERED_MODES)}")
-        if mode == "bypassPermissions" and self._settings.bypass_disabled:
+    def _read_mode(self, mode: object) -> LayeredMode:
+        known = read_layered_mode(mode)
+        if known == "bypassPermissions" and self._settings.bypass_disabled:
             raise ValueError(
                 f"bypassPermissions mode is disabled by the {self._settings.bypass_disabled_by} settings "
                 "(disableBypassPermissionsMode)"
             )
+        return known
 
     def _facts(
         self, name: str, arguments: object, call_id: object, context: object, *, dry_run: bool = False

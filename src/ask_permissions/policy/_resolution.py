@@ -6,14 +6,12 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias
 
 from ask_permissions._errors import preview
-from ask_permissions._vocabulary import Answer, PermissionRequest, ResolutionScope
+from ask_permissions._vocabulary import SCOPES, Answer, PermissionRequest, ResolutionScope, one_of
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action
 
-__all__ = ["SCOPES", "Answer", "AnswerVerdict", "ReadAnswer", "permission_request", "read_answer"]
-
-SCOPES: Final[tuple[ResolutionScope, ...]] = ("once", "session", "project")
+__all__ = ["Answer", "AnswerVerdict", "ReadAnswer", "permission_request", "read_answer"]
 
 AnswerVerdict: TypeAlias = Literal["approve", "reject", "queue"]
 
@@ -86,9 +84,9 @@ def read_answer(answer: object) -> ReadAnswer:
                 f"decision.arguments: expected the edited arguments (a JSON object) or None; "
                 f"got {preview(arguments)}"
             )
-        for known in SCOPES:
-            if scope == known:
-                return ReadAnswer("approve", known, None, arguments, decided_by)
+        known = one_of(scope, SCOPES)
+        if known is not None:
+            return ReadAnswer("approve", known, None, arguments, decided_by)
         raise ValueError(f"decision.scope: expected 'once', 'session' or 'project'; got {preview(scope)}")
     if verdict == "reject":
         feedback = answer.get("feedback")

@@ -12,15 +12,11 @@ from ask_permissions._vocabulary import Answer, PermissionRequest, Resolver
 
 __all__ = [
     "CANCELLED_FEEDBACK",
-    "EXPIRED_FEEDBACK",
     "ask_async",
     "ask_sync",
     "call_with_deadline",
     "unresolved_reason",
 ]
-
-EXPIRED_FEEDBACK: Final = "expired"
-"""The feedback of an action rejected because its resolver missed the deadline (as ``expire_pending``)."""
 
 CANCELLED_FEEDBACK: Final = "cancelled while awaiting approval"
 """The feedback of an action rejected because the awaiting task was cancelled (seed 001's text)."""

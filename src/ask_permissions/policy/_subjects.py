@@ -14,17 +14,15 @@ from collections.abc import Callable, Mapping
 from typing import Final, NamedTuple
 
 from ask_permissions._names import fold_tool_name
-from ask_permissions.rules._command import argv_texts
-from ask_permissions.rules._paths import normalize_path, resolve_links
+from ask_permissions.rules._command import COMMAND_KEYS, argv_texts
+from ask_permissions.rules._domains import URL_KEYS
+from ask_permissions.rules._paths import PATH_KEYS, normalize_path, resolve_links
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, ToolKind
 
 __all__ = ["Subjects", "folded_kinds", "kind_of", "read_subjects"]
 
-_SHELL_KEYS: Final = ("command", "cmd")
-_PATH_KEYS: Final = ("file_path", "path", "notebook_path")
-_URL_KEYS: Final = ("url",)
-_DEFAULT_KEYS: Final = {"shell": _SHELL_KEYS, "path": _PATH_KEYS, "url": _URL_KEYS}
+_DEFAULT_KEYS: Final = {"shell": COMMAND_KEYS, "path": PATH_KEYS, "url": URL_KEYS}
 
 
 class Subjects(NamedTuple):
@@ -136,7 +134,7 @@ def _anchored(arguments: object, kind: ToolKind, cwd: str, place: Callable[[str]
         )
     if not isinstance(arguments, Mapping):
         return arguments
-    keys = (kind.key,) if kind.key is not None else _PATH_KEYS
+    keys = (kind.key,) if kind.key is not None else PATH_KEYS
     changed = {
         key: place(posixpath.join(cwd, value)) if _relative(value) else _placed(value, cwd, place)
         for key in keys

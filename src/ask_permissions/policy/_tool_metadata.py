@@ -9,12 +9,15 @@ from typing import Any, Final, final
 
 from ask_permissions._names import fold_tool_name
 
-__all__ = ["NO_METADATA", "SIDE_EFFECT_SCOPES", "ToolMetadata", "ToolRegistry"]
+__all__ = ["NO_METADATA", "RISK_LEVELS", "SIDE_EFFECT_SCOPES", "ToolMetadata", "ToolRegistry"]
 
 SIDE_EFFECT_SCOPES: Final = frozenset(
     {"none", "session", "workspace", "project", "system", "external", "unknown"}
 )
-ELEVATED_RISK_LEVELS: Final = frozenset({"high", "critical"})
+RISK_LEVELS: Final = ("low", "medium", "high", "critical")
+"""The ``risk_level`` values a tool may declare (a policy file checks them; ``high`` and ``critical`` are
+elevated)."""
+ELEVATED_RISK_LEVELS: Final = frozenset(RISK_LEVELS[2:])
 
 
 @final

@@ -14,7 +14,6 @@ from ask_permissions._vocabulary import ActionStatus, AskExplanation, Resolution
 __all__ = [
     "DECIDER_LIMIT",
     "RESOLVED",
-    "SCOPES",
     "Action",
     "Resolution",
     "applying",
@@ -25,7 +24,6 @@ __all__ = [
     "resolved",
 ]
 
-SCOPES: Final[tuple[ResolutionScope, ...]] = ("once", "session", "project")
 RESOLVED: Final = frozenset({"approved", "rejected"})
 """The statuses an action ends in."""
 DECIDER_LIMIT: Final = 200

@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import threading
 from collections.abc import Callable, Iterable, Mapping
 from datetime import UTC, datetime, timedelta
@@ -15,9 +14,18 @@ from typing import Any, Final, TypeAlias, final
 from ask_permissions._clock import utc_now
 from ask_permissions._errors import ClaimLostError, StoreError, StoreUnavailableError, preview
 from ask_permissions._names import require_tool_name
-from ask_permissions._vocabulary import AskExplanation, Clock, ResolutionScope
+from ask_permissions._timeouts import check_timeout
+from ask_permissions._vocabulary import (
+    AUTO_APPROVER,
+    EXPIRER,
+    SCOPES,
+    AskExplanation,
+    Clock,
+    ResolutionScope,
+    one_of,
+)
 
-from ._action import RESOLVED, SCOPES, Action, Resolution, check_decided_by, is_id
+from ._action import RESOLVED, Action, Resolution, check_decided_by, is_id
 from ._args import NotJSONError, freeze_args, json_call_id
 from ._snapshot import read_snapshot, snapshot_data
 from ._store import (
@@ -33,7 +41,7 @@ from ._store import (
 from ._waiters import AsyncWaiter, wake
 from ._why import read_why
 
-__all__ = ["Action", "ApprovalQueue", "Callback"]
+__all__ = ["EXPIRED_FEEDBACK", "Action", "ApprovalQueue", "Callback"]
 
 Callback: TypeAlias = Callable[["Action"], object]
 
@@ -41,18 +49,15 @@ _logger: Final = logging.getLogger("ask_permissions.queue")
 
 """A queue callback: called with one argument, the ``Action``; its return value is ignored."""
 
-_EXPIRED_FEEDBACK: Final = "expired"
-AUTO_APPROVER: Final = "auto_approve"
-"""``decided_by`` of the drain's auto-approvals."""
-EXPIRER: Final = "expiry"
-"""``decided_by`` of ``expire_pending``'s rejections."""
+EXPIRED_FEEDBACK: Final = "expired"
+"""The feedback of ``expire_pending``'s rejections (and of a policy's asks that ran out of time)."""
 _AUTO_APPROVAL: Final = Resolution(True, "once", None, AUTO_APPROVER)
 
 
 def _check_scope(scope: object) -> ResolutionScope:
-    for known in SCOPES:
-        if scope == known:
-            return known
+    known = one_of(scope, SCOPES)
+    if known is not None:
+        return known
     raise ValueError(f"Unknown resolution scope: {preview(scope)}. Valid: {', '.join(SCOPES)}")
 
 
@@ -86,15 +91,6 @@ def _check_why(why: object) -> AskExplanation | None:
         return read_why(why)
     except NotJSONError as error:
         raise (TypeError if error.path == "why" else ValueError)(str(error)) from None
-
-
-def _check_timeout(timeout: float | None) -> None:
-    if timeout is None:
-        return
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float):
-        raise TypeError(f"timeout: expected seconds (a number) or None; got {preview(timeout)}")
-    if math.isnan(timeout) or timeout < 0:
-        raise ValueError(f"timeout: expected a non-negative number of seconds or None; got {timeout!r}")
 
 
 def _check_age(older_than: object, none_ok: bool) -> timedelta | None:
@@ -210,6 +206,13 @@ class ApprovalQueue:
     def auto_approve(self) -> Mapping[str, object]:
         """The tools the drain may approve (read-only)."""
         return self._auto_approve
+
+    def would_auto_approve(self, tool_name: str, auto_approvable: bool = True) -> bool:
+        """Whether the drain approves a submission of this tool by itself, once no manual item is ahead of it:
+        the submission is ``auto_approvable`` and ``auto_approve`` maps the tool to ``True`` (the object
+        ``True``: any other value means no). The one place that says so, for the drain and for the policies
+        that ask whether nobody need answer."""
+        return auto_approvable is True and self._auto_approve.get(tool_name) is True
 
     @property
     def require_json(self) -> bool:
@@ -462,7 +465,7 @@ class ApprovalQueue:
         """
         age = _check_age(older_than, none_ok=False)
         assert age is not None
-        resolution = Resolution(False, None, _EXPIRED_FEEDBACK, check_decided_by(decided_by))
+        resolution = Resolution(False, None, EXPIRED_FEEDBACK, check_decided_by(decided_by))
         now = self._now()
         with self._changed:
             pending = self._state.pending()
@@ -510,7 +513,7 @@ class ApprovalQueue:
             TimeoutError: ``timeout`` seconds passed with the action still pending (or applying), or with
                 the store unavailable (then its ``StoreUnavailableError`` is the ``__cause__``).
         """
-        _check_timeout(timeout)
+        check_timeout(timeout)
         if not is_id(action_id):
             return None
         # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
@@ -541,7 +544,7 @@ class ApprovalQueue:
         Raises:
             TimeoutError: as for ``wait``.
         """
-        _check_timeout(timeout)
+        check_timeout(timeout)
         if not is_id(action_id):
             return None
         key = action_id
@@ -632,7 +635,7 @@ class ApprovalQueue:
             return [action.id for action in self._state.pending()]
 
     def _eligible(self, action: Head) -> bool:
-        return action.auto_approvable and self._auto_approve.get(action.tool_name) is True
+        return self.would_auto_approve(action.tool_name, action.auto_approvable)
 
     def _blocker(self) -> int | None:
         """Locked: the thread of this process running on_submit for an eligible head (the drain waits).

@@ -31,9 +31,9 @@ from ask_permissions._errors import (
     StoreUnavailableError,
     preview,
 )
-from ask_permissions._vocabulary import AskExplanation, ResolutionScope
+from ask_permissions._vocabulary import ACTION_STATUSES, SCOPES, AskExplanation, ResolutionScope
 
-from ._action import SCOPES, Action, Resolution, check_decided_by
+from ._action import Action, Resolution, check_decided_by
 from ._action import resolved as resolved_action
 from ._args import MAX_JSON_DEPTH, NotJSONError, read_json
 from ._leases import RETRY_SECONDS, Leases, Recording, Renewals
@@ -61,7 +61,6 @@ Execute: TypeAlias = Callable[[str, dict[str, Any]], list[tuple[Any, ...]]]
 _T = TypeVar("_T")
 _logger: Final = logging.getLogger("ask_permissions.stores")
 
-_STATUSES: Final = ("pending", "applying", "approved", "rejected")
 ACTION_COLUMNS: Final = (
     "session",
     "id",
@@ -327,10 +326,10 @@ def decode_action(row: Sequence[Any], session: str, store: str) -> Action:
         raise where.bad("submitted_at", "an ISO 8601 timestamp", submitted) from None
     if submitted_at.tzinfo is None:
         raise where.bad("submitted_at", "a timestamp with its UTC offset", submitted)
-    if status not in _STATUSES:
-        raise where.bad("status", "one of " + ", ".join(_STATUSES), status)
+    if status not in ACTION_STATUSES:
+        raise where.bad("status", "one of " + ", ".join(ACTION_STATUSES), status)
     if scope is not None and scope not in SCOPES:
-        raise where.bad("resolution_scope", "one of once, session, project or null", scope)
+        raise where.bad("resolution_scope", "one of " + ", ".join(SCOPES) + " or null", scope)
     said = where.optional_text(feedback, "feedback")
     if status in ("pending", "rejected") and scope is not None:
         raise where.bad("resolution_scope", f"null for a {status} action", scope)

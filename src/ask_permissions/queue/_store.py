@@ -11,9 +11,9 @@ from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, TypeAlias, final
 
 from ask_permissions._errors import StoreUnavailableError, preview
-from ask_permissions._vocabulary import ResolutionScope
+from ask_permissions._vocabulary import SCOPES, ResolutionScope, one_of
 
-from ._action import RESOLVED, SCOPES, Action, Resolution, applying, printable_name, released, resolved
+from ._action import RESOLVED, Action, Resolution, applying, printable_name, released, resolved
 from ._drain import DrainTickets
 from ._waiters import Waiters, wake
 
@@ -60,7 +60,7 @@ def check_scopes(scopes: object) -> dict[ResolutionScope, str]:
         raise TypeError(f"scopes: expected a mapping of scope to description; got {preview(scopes)}")
     checked: dict[ResolutionScope, str] = {}
     for scope, description in scopes.items():
-        known = next((name for name in SCOPES if name == scope), None)
+        known = one_of(scope, SCOPES)
         if known is None:
             raise ValueError(f"scopes: expected keys among {', '.join(SCOPES)}; got {preview(scope)}")
         if not isinstance(description, str):

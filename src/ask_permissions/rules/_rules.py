@@ -23,7 +23,7 @@ from ask_permissions._strict import (
     read_text,
     read_version,
 )
-from ask_permissions._vocabulary import Decision, RuleSetLayer
+from ask_permissions._vocabulary import DECISIONS, Decision, RuleSetLayer
 from ask_permissions.shell import READ_LIMIT, Reading
 
 from ._command import READ_LIMIT_TEXT, CommandPattern, command_readings, compound_allow
@@ -60,8 +60,6 @@ DANGEROUS_TOOLS: Final[tuple[str, ...]] = ("bash", "code", "repl")
 
 The gem's three; ``PermissionRules(dangerous_tools=...)`` adds a host's own (``sh``, ``python``, ...).
 """
-
-DECISIONS: Final[tuple[Decision, ...]] = ("allow", "ask", "deny")
 
 
 def checked_decision(decision: object, source: str) -> Decision | None:

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from typing import Final, Literal, TypeAlias, final, get_args
 
 from ask_permissions._errors import PermissionsError, preview
-from ask_permissions._vocabulary import Decision
+from ask_permissions._vocabulary import DECISIONS, Decision
 
 from ._command import CommandPattern
 from ._domains import PREFIX as DOMAIN_PREFIX
@@ -40,7 +40,6 @@ Kind: TypeAlias = Literal["shell", "path", "url"]
 """How a tool's specifier is read: ``"shell"`` a command line, ``"path"`` a file path, ``"url"`` a host."""
 
 _KINDS: Final = get_args(Kind)
-_DECISIONS: Final = get_args(Decision)
 
 
 @final
@@ -266,7 +265,7 @@ def parse_rule_text(
     if not isinstance(text, str):
         raise TypeError(f"rule text: expected a string; got {preview(text)}")
     text = str.__str__(text)
-    if decision not in _DECISIONS:
+    if decision not in DECISIONS:
         raise ValueError(f"decision: expected one of allow, ask, deny; got {preview(decision)}")
     if text != text.strip():
         raise RuleTextError(text, "whitespace around the rule")

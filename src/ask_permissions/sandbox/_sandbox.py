@@ -13,6 +13,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Final, final
 
 from ask_permissions._errors import SandboxUnavailableError, preview
+from ask_permissions._timeouts import check_timeout
 
 from ._backend import BwrapBackend, LaunchPlan, SandboxBackend
 from ._bwrap import PRIVATE_FOLDERS, filtered_environment, is_under
@@ -215,10 +216,7 @@ class Sandbox:
             TypeError, ValueError: not a command; a negative or non-numeric ``timeout``.
         """
         argv = self._argv(command)
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, int | float)):
-            raise TypeError(f"Sandbox.run: timeout: expected seconds or None; got {preview(timeout)}")
-        if timeout is not None and not timeout >= 0:
-            raise ValueError(f"Sandbox.run: timeout: expected a non-negative number; got {timeout!r}")
+        check_timeout(timeout, "Sandbox.run: timeout")
         if input is not None and not isinstance(input, str):
             raise TypeError(f"Sandbox.run: input: expected a string or None; got {preview(input)}")
         plan = self._plan(argv)

@@ -8,12 +8,11 @@ from collections.abc import Iterable, Mapping
 from typing import Any, Final, final
 
 from ask_permissions._errors import preview
-from ask_permissions._vocabulary import LayeredMode, SettingsSourceName
+from ask_permissions._vocabulary import SETTINGS_SOURCES, LayeredMode, SettingsSourceName
 
 from ._atomic import update_json_file
 from ._sources import (
     RUNTIME_SOURCES,
-    SOURCES,
     SettingsSource,
     host_key_names,
     read_settings_file,
@@ -75,7 +74,7 @@ class PermissionSettings:
             else os.path.join(project, AGENT_DIR, LOCAL_SETTINGS)
         )
         self._sources: dict[SettingsSourceName, SettingsSource] = {
-            name: by_name.get(name) or SettingsSource(name, project) for name in SOURCES
+            name: by_name.get(name) or SettingsSource(name, project) for name in SETTINGS_SOURCES
         }
         self._lock: Final = threading.Lock()
         self._version = 0
@@ -160,7 +159,7 @@ class PermissionSettings:
     def sources(self) -> tuple[SettingsSource, ...]:
         """Every source, highest priority first (empty ones included)."""
         with self._lock:
-            return tuple(self._sources[name] for name in SOURCES)
+            return tuple(self._sources[name] for name in SETTINGS_SOURCES)
 
     def source(self, name: SettingsSourceName) -> SettingsSource:
         """One source by name.
@@ -168,15 +167,17 @@ class PermissionSettings:
         Raises:
             ValueError: not a source name.
         """
-        if name not in SOURCES:
-            raise ValueError(f"Unknown settings source: {preview(name)}. Valid: {', '.join(SOURCES)}")
+        if name not in SETTINGS_SOURCES:
+            raise ValueError(
+                f"Unknown settings source: {preview(name)}. Valid: {', '.join(SETTINGS_SOURCES)}"
+            )
         with self._lock:
             return self._sources[name]
 
     def snapshot(self) -> tuple[int, tuple[SettingsSource, ...]]:
         """The version and the sources read together (a consistent view for a policy rebuilding its rules)."""
         with self._lock:
-            return self._version, tuple(self._sources[name] for name in SOURCES)
+            return self._version, tuple(self._sources[name] for name in SETTINGS_SOURCES)
 
     @property
     def default_mode(self) -> LayeredMode | None:

@@ -13,11 +13,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Final, final, get_args
+from typing import Final, final
 
 from ask_permissions._errors import InvalidSnapshotError, preview
 from ask_permissions._strict import child, fail, read_list, read_mapping, read_text
-from ask_permissions._vocabulary import LayeredMode, SettingsSourceName
+from ask_permissions._vocabulary import LAYERED_MODES, LayeredMode, SettingsSourceName
 from ask_permissions.rules._examples import RuleExamples, read_rule_entry
 
 from ._field_lines import with_line
@@ -26,26 +26,19 @@ from ._policy_text import parse_policy_bytes, read_policy_bytes
 __all__ = [
     "BYPASS_DISABLED",
     "FILE_SOURCES",
-    "LAYERED_MODES",
     "RUNTIME_SOURCES",
     "SETTINGS_KEYS",
-    "SOURCES",
     "SettingsSource",
     "host_key_names",
     "read_settings_file",
     "settings_from_data",
 ]
 
-SOURCES: Final[tuple[SettingsSourceName, ...]] = get_args(SettingsSourceName)
-"""Every source, highest priority first."""
-
 FILE_SOURCES: Final[tuple[SettingsSourceName, ...]] = ("managed", "user", "project", "local", "cli")
 """The sources read from files."""
 
 RUNTIME_SOURCES: Final[tuple[SettingsSourceName, ...]] = ("command", "session")
 """The sources a host fills at run time."""
-
-LAYERED_MODES: Final[tuple[LayeredMode, ...]] = get_args(LayeredMode)
 
 BYPASS_DISABLED: Final = "disable"
 """The only value ``disableBypassPermissionsMode`` takes (as in the coding-agent CLIs' settings)."""
