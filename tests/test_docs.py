@@ -219,6 +219,21 @@ class TestReadme:
         assert broken == []
 
 
+class TestArchitecturePage:
+    """The map of the package is drawn from the import contract, not beside it."""
+
+    def test_it_lists_every_floor_of_the_contract_in_order(self) -> None:
+        """Each floor of pyproject.toml's layers contract heads an item of the page's list, top to bottom."""
+        config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+        (layers,) = [
+            contract["layers"]
+            for contract in config["tool"]["importlinter"]["contracts"]
+            if contract["type"] == "layers"
+        ]
+        text = (ROOT / "docs" / "explanation" / "architecture.md").read_text(encoding="utf-8")
+        assert re.findall(r"^\d+\. `([^`]+)`:", text, re.M) == layers
+
+
 class TestMissingFrameworks:
     """Only a missing optional framework skips a block, named with the extra that installs it."""
 
