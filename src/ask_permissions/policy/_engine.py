@@ -67,8 +67,16 @@ from ._arguments import same_arguments
 from ._digest import args_digest
 from ._outcome import Outcome, ProjectGrantHook, ScopeCarrier, ScopePlan, rejection_text
 from ._records import DecisionRecord, MatchedRule, ShadowRecord, kept_arguments, record_call_id
-from ._resolution import permission_request, read_answer
-from ._resolvers import CANCELLED_FEEDBACK, ask_async, ask_sync, unresolved_reason
+from ._resolution import permission_request, read_answer, resolution_verdict
+from ._resolvers import (
+    CANCELLED_FEEDBACK,
+    FAILED_FEEDBACK,
+    UNANSWERED_FEEDBACK,
+    UNREADABLE_FEEDBACK,
+    ask_async,
+    ask_sync,
+    unresolved_reason,
+)
 from ._results import pending_reason
 
 if TYPE_CHECKING:
@@ -421,7 +429,6 @@ class Engine(Generic[F]):
         "_scopes",
         "_shadow",
         "_table",
-        "_verdicts",
     )
 
     def __init__(
@@ -471,10 +478,8 @@ class Engine(Generic[F]):
         self._on_decision: Final = on_decision
         self._interactive: Final = interactive
         self._scopes: Final = ScopeCarrier(scopes, on_project_grant)
-        # The records of the asks this policy queued, so their resolutions can name the same layer and rule;
-        # and the verdicts the policy itself gives the rejections it makes (expired, cancelled, ...).
+        # The records of the asks this policy queued, so their resolutions can name the same layer and rule.
         self._asked: Final = _AskedRecords()
-        self._verdicts: Final = _PlannedVerdicts()
         self._edit_checks: Final = _EditChecks()
         self._honoured: Final = dict(honoured)
         store = getattr(queue, "store", None)
@@ -655,7 +660,7 @@ class Engine(Generic[F]):
         except TimeoutError:
             return self._expired(ask)
         except BaseException:
-            self._reject_as(ask.action_id, "the resolver failed", "ask_denied")
+            self._reject_as(ask.action_id, FAILED_FEEDBACK)
             raise
         return self._answered(ask, answer)
 
@@ -687,10 +692,10 @@ class Engine(Generic[F]):
         except TimeoutError:
             return self._expired(ask)
         except asyncio.CancelledError:
-            self._reject_as(ask.action_id, CANCELLED_FEEDBACK, "cancelled", always_record=True)
+            self._cancel(ask.action_id)
             raise
         except BaseException:
-            self._reject_as(ask.action_id, "the resolver failed", "ask_denied")
+            self._reject_as(ask.action_id, FAILED_FEEDBACK)
             raise
         try:
             result = self._answered(ask, answer)
@@ -721,7 +726,7 @@ class Engine(Generic[F]):
             except BaseException:
                 raise asyncio.CancelledError from None
             if isinstance(ask, _Asking):
-                self._reject_as(ask.action_id, CANCELLED_FEEDBACK, "cancelled", always_record=True)
+                self._cancel(ask.action_id)
             raise
 
     def _ask_first(
@@ -749,11 +754,11 @@ class Engine(Generic[F]):
         final = self._final(ask)
         if final is not None:
             return final
-        self._reject_as(ask.action_id, "no one could answer", "ask_unresolved")
+        self._reject_as(ask.action_id, UNANSWERED_FEEDBACK)
         return {"action": "block", "reason": unresolved_reason(ask.result["reason"])}
 
     def _expired(self, ask: _Asking) -> ProceedResult | BlockResult:
-        self._reject_as(ask.action_id, EXPIRED_FEEDBACK, "ask_expired", decided_by=EXPIRER)
+        self._reject_as(ask.action_id, EXPIRED_FEEDBACK, decided_by=EXPIRER)
         return self._final(ask) or {"action": "block", "reason": ask.result["reason"]}
 
     def _answered(self, ask: _Asking, answer: object) -> ProceedResult | BlockResult:
@@ -766,13 +771,13 @@ class Engine(Generic[F]):
             elif read.verdict == "reject":
                 self.reject(ask.action_id, feedback=read.feedback, decided_by=read.decided_by)
         except (TypeError, ValueError):
-            self._reject_as(ask.action_id, "the resolver's answer could not be read", "ask_denied")
+            self._reject_as(ask.action_id, UNREADABLE_FEEDBACK)
             raise
         final = self._final(ask)
         if final is not None:
             return final
         # "queue", but nobody has decided through the queue: nobody will.
-        self._reject_as(ask.action_id, "no one could answer", "ask_unresolved")
+        self._reject_as(ask.action_id, UNANSWERED_FEEDBACK)
         return {"action": "block", "reason": unresolved_reason(ask.result["reason"])}
 
     def _final(self, ask: _Asking) -> ProceedResult | BlockResult | None:
@@ -788,7 +793,7 @@ class Engine(Generic[F]):
 
     def _cancelled_late(self, ask: _Asking) -> None:
         """A cancel landed while an answer was applied: record it; the caller's cancellation wins."""
-        self._reject_as(ask.action_id, CANCELLED_FEEDBACK, "cancelled", always_record=True)
+        self._cancel(ask.action_id)
 
     def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
         """A dry run: the record of what ``before_tool_call`` would decide, changing nothing.
@@ -935,31 +940,23 @@ class Engine(Generic[F]):
             TypeError: ``feedback`` or ``decided_by`` is not a string or None (nothing rejected).
             ValueError: a bad ``decided_by`` (nothing rejected).
         """
-        return self._reject_as(action_id, feedback, "ask_denied", decided_by=decided_by)
+        return self._reject_as(action_id, feedback, decided_by=decided_by)
 
     def _reject_as(
-        self,
-        action_id: int,
-        feedback: str | None,
-        verdict: RecordVerdict,
-        *,
-        always_record: bool = False,
-        decided_by: str | None = POLICY_DECIDER,
+        self, action_id: int, feedback: str | None, *, decided_by: str | None = POLICY_DECIDER
     ) -> Action | None:
-        """Reject an action, recording the resolution with this verdict (also, when asked, if another
-        resolution got there first: a cancel is recorded whatever else happened)."""
-        self._verdicts.plan(action_id, verdict)
-        try:
-            rejected = self._queue.reject(action_id, feedback=feedback, decided_by=decided_by)
-        finally:
-            self._verdicts.drop(action_id)
-        if rejected:
-            return rejected[0]
-        if always_record:
+        """Reject an action (by default as the policy itself); its record says how, read from the rejected
+        action like every other resolution (``resolution_verdict``)."""
+        rejected = self._queue.reject(action_id, feedback=feedback, decided_by=decided_by)
+        return rejected[0] if rejected else None
+
+    def _cancel(self, action_id: int) -> None:
+        """The awaiting task was cancelled: reject its action, and record the cancel even when another
+        resolution got there first (the caller's cancellation wins over it)."""
+        if self._reject_as(action_id, CANCELLED_FEEDBACK) is None:
             action = self._queue.get(action_id)
             if action is not None:
-                self._resolved(action, verdict)
-        return None
+                self._resolved(action, "cancelled")
 
     def _observed(self, action: Action, automatic: bool) -> None:
         """The queue resolved an action (here or in another process): record how the ask ended, then carry
@@ -971,12 +968,7 @@ class Engine(Generic[F]):
             if asked is not None:
                 self._record_resolution(action, "ask_allowed", asked)
             return
-        planned = self._verdicts.take(action.id)
-        if planned is None:
-            planned = "ask_allowed" if action.is_approved else "ask_denied"
-            if action.is_rejected and action.feedback == EXPIRED_FEEDBACK:
-                planned = "ask_expired"
-        self._resolved(action, planned)
+        self._resolved(action, resolution_verdict(action))
         if action.is_approved:
             self._carry(action, None)
 
@@ -1121,29 +1113,6 @@ class _Asking(NamedTuple):
 
 # Enough for every ask a host can still be resolving; older ones resolve with a record that names no layer.
 _ASKED_MEMORY: Final = 4096
-
-
-@final
-class _PlannedVerdicts:
-    """The verdict the policy gives a rejection it is about to make, by action id (a private lock)."""
-
-    __slots__ = ("_lock", "_verdicts")
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._verdicts: dict[int, RecordVerdict] = {}
-
-    def plan(self, action_id: int, verdict: RecordVerdict) -> None:
-        with self._lock:
-            self._verdicts[action_id] = verdict
-
-    def take(self, action_id: int) -> RecordVerdict | None:
-        with self._lock:
-            return self._verdicts.pop(action_id, None)
-
-    def drop(self, action_id: int) -> None:
-        with self._lock:
-            self._verdicts.pop(action_id, None)
 
 
 @final

@@ -6,12 +6,30 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Final, Literal, NamedTuple, TypeAlias
 
 from ask_permissions._errors import preview
-from ask_permissions._vocabulary import SCOPES, Answer, PermissionRequest, ResolutionScope, one_of
+from ask_permissions._vocabulary import (
+    POLICY_DECIDER,
+    SCOPES,
+    Answer,
+    PermissionRequest,
+    RecordVerdict,
+    ResolutionScope,
+    one_of,
+)
+from ask_permissions.queue._queue import EXPIRED_FEEDBACK
+
+from ._resolvers import CANCELLED_FEEDBACK, UNANSWERED_FEEDBACK
 
 if TYPE_CHECKING:
     from ask_permissions.queue._queue import Action
 
-__all__ = ["Answer", "AnswerVerdict", "ReadAnswer", "permission_request", "read_answer"]
+__all__ = [
+    "Answer",
+    "AnswerVerdict",
+    "ReadAnswer",
+    "permission_request",
+    "read_answer",
+    "resolution_verdict",
+]
 
 AnswerVerdict: TypeAlias = Literal["approve", "reject", "queue"]
 
@@ -94,6 +112,26 @@ def read_answer(answer: object) -> ReadAnswer:
             raise ValueError(f"decision.feedback: expected a string or None; got {preview(feedback)}")
         return ReadAnswer("reject", "once", feedback, None, decided_by)
     raise ValueError(f"decision.decision: expected 'approve', 'reject' or 'queue'; got {preview(verdict)}")
+
+
+def resolution_verdict(action: Action) -> RecordVerdict:
+    """How an ask ended, read from its resolved action, the same in every process that reads it.
+
+    An approval is ``ask_allowed``; a rejection with the feedback ``"expired"`` is ``ask_expired``
+    (``expire_pending``, a policy past its deadline, the MCP proxy's held calls); the rejections a policy
+    makes itself (``decided_by`` ``"policy"``) are ``cancelled`` when the awaiting task was cancelled and
+    ``ask_unresolved`` when nobody could answer; every other rejection is ``ask_denied``.
+    """
+    if action.is_approved:
+        return "ask_allowed"
+    if action.feedback == EXPIRED_FEEDBACK:
+        return "ask_expired"
+    if action.decided_by == POLICY_DECIDER:
+        if action.feedback == CANCELLED_FEEDBACK:
+            return "cancelled"
+        if action.feedback == UNANSWERED_FEEDBACK:
+            return "ask_unresolved"
+    return "ask_denied"
 
 
 _APPROVE_ONCE: Final = ReadAnswer("approve")

@@ -12,6 +12,9 @@ from ask_permissions._vocabulary import Answer, PermissionRequest, Resolver
 
 __all__ = [
     "CANCELLED_FEEDBACK",
+    "FAILED_FEEDBACK",
+    "UNANSWERED_FEEDBACK",
+    "UNREADABLE_FEEDBACK",
     "ask_async",
     "ask_sync",
     "call_with_deadline",
@@ -20,6 +23,12 @@ __all__ = [
 
 CANCELLED_FEEDBACK: Final = "cancelled while awaiting approval"
 """The feedback of an action rejected because the awaiting task was cancelled (seed 001's text)."""
+UNANSWERED_FEEDBACK: Final = "no one could answer"
+"""The feedback of an action rejected because nobody could answer it (no resolver, or it said "queue")."""
+FAILED_FEEDBACK: Final = "the resolver failed"
+"""The feedback of an action rejected because its resolver raised."""
+UNREADABLE_FEEDBACK: Final = "the resolver's answer could not be read"
+"""The feedback of an action rejected because its resolver's answer was no answer."""
 
 
 def unresolved_reason(reason: str) -> str:
