@@ -9,7 +9,7 @@ import pytest
 
 from ask_permissions import ApprovalPolicy, ApprovalQueue, MatchedRule, ToolCall
 from ask_permissions.policy._approval import APPROVAL_LAYERS
-from ask_permissions.policy._engine import (
+from ask_permissions.policy._table import (
     UNATTENDED,
     UNCHANGED,
     Decided,

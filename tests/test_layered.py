@@ -23,7 +23,7 @@ from ask_permissions import (
     ToolCall,
     check,
 )
-from ask_permissions.policy._layered import LAYERED_LAYERS
+from ask_permissions.policy._layered_table import LAYERED_LAYERS
 from ask_permissions.typing import LayeredLayer, LayeredMode
 
 PROJECT = "/work/project"

@@ -33,12 +33,13 @@ from ask_permissions.rules._rule_set import PermissionRuleSet
 from ask_permissions.rules._rules import RuleMatch
 
 from ._checks import Check, read_checks, run_checks
-from ._engine import UNATTENDED, Decided, Engine, Layer, Opinion, Table, Texts
+from ._engine import Engine
 from ._hooks import Hooks, hook_layer, read_hooks
 from ._modes import read_mode
 from ._outcome import ProjectGrantHook, grants_plan, grants_scopes
 from ._records import DecisionRecord, MatchedRule
 from ._rules_reader import Reading, rules_reader
+from ._table import UNATTENDED, Decided, Layer, Opinion, Table, Texts
 from ._tool_metadata import ToolMetadata, ToolRegistry
 from ._tool_names import (
     BESIDE_REGISTRY,

@@ -16,7 +16,7 @@ from typing import Final, Literal, TypeAlias, final
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall
 
-from ._engine import UNCHANGED, Opinion
+from ._table import UNCHANGED, Opinion
 
 __all__ = [
     "Check",

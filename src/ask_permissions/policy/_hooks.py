@@ -21,7 +21,7 @@ from ask_permissions.rules._text import ToolKind, read_kinds
 
 from ._checks import Check, PermissionCheck, run_checks
 from ._command_hooks import DEFAULT_HOOK_TIMEOUT, CommandHook, read_command, read_matcher, read_timeout
-from ._engine import Opinion
+from ._table import Opinion
 
 __all__ = ["HOOK_EVENTS", "HOOK_TYPES", "HookFunction", "Hooks", "PreToolUseHook", "hook_layer", "read_hooks"]
 
