@@ -1164,6 +1164,24 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "write*",
     ),
     _row("dd", "writer", "copies `if=` to `of=`", "", "data*", keyed=(("of", "write"), ("if", "read"))),
+    # What they write is a disk: the safety checks ask for a write to a device, whatever the mode.
+    _row(
+        "mkfs mkfs.ext2 mkfs.ext3 mkfs.ext4 mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.fat mkfs.exfat mkfs.ntfs "
+        "mkfs.f2fs mke2fs mkdosfs mkswap wipefs blkdiscard",
+        "writer",
+        "makes a file system (or wipes one) on a device",
+        "-t|--type= -L|--label= -b= -n= -V|--verbose -h|--help",
+        "write*",
+        strict=False,
+    ),
+    _row(
+        "fdisk sfdisk cfdisk gdisk sgdisk parted",
+        "writer",
+        "changes a disk's partition table",
+        "-l|--list -b|--sector-size= -u|--units? -h|--help",
+        "write*",
+        strict=False,
+    ),
     _row(
         "sed",
         "writer",
