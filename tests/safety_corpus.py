@@ -286,6 +286,21 @@ SYSTEM_WRITES: Final = (
     Hostile("system-write", "write-tool", "Write", {"file_path": "/dev/sda", "content": "x"}),
 )
 
+# The modes or owners of a whole system or home changed at once: as locked out as removed.
+TREE_CHANGES: Final = (
+    _bash("tree-change", "chmod-root", "chmod -R 777 /"),
+    _bash("tree-change", "chmod-home", "chmod -R 000 ~"),
+    _bash("tree-change", "chmod-home-variable", "chmod --recursive 000 $HOME"),
+    _bash("tree-change", "chmod-bundled", "chmod -fR a-x /usr"),
+    _bash("tree-change", "chmod-glob-root", "chmod -R 777 /*"),
+    _bash("tree-change", "chown-root", "chown -R nobody:nogroup /"),
+    _bash("tree-change", "chown-parent", "chown -R nobody .."),
+    _bash("tree-change", "chgrp-etc", "sudo chgrp -R users /etc"),
+    _bash("tree-change", "setfacl-home", "setfacl -R -m u:x:rwx ~"),
+    _bash("tree-change", "chattr-root", "chattr -R +i /"),
+    _bash("tree-change", "after-cd", "cd / && chmod -R 777 usr"),
+)
+
 HOSTILE: Final[tuple[Hostile, ...]] = (
     *OPTION_BEFORE_VERB,
     *LOOK_ALIKE_NAMES,
@@ -295,6 +310,7 @@ HOSTILE: Final[tuple[Hostile, ...]] = (
     *HIDDEN_WRITES,
     *REMOVALS,
     *SYSTEM_WRITES,
+    *TREE_CHANGES,
 )
 
 HOSTILE_PARAMS: Final = [pytest.param(case, id=f"{case.kind}-{case.id}") for case in HOSTILE]
@@ -388,5 +404,10 @@ BENIGN: Final = [
         "fdisk -l",
         "cat /proc/cpuinfo /sys/class/net/eth0/address",
         "mkfs.ext4 -F disk.img",
+        "chmod -R u+w .",
+        "chmod -R 755 *",
+        "chown -R dev build",
+        "chmod 644 /etc/hosts",
+        "chmod -R a+r docs",
     )
 ]

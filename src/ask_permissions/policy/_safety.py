@@ -553,10 +553,15 @@ def _decided(
         for use in effects.paths:
             if use.action == "read":
                 continue
-            if use.action == "remove":
+            if use.action in ("remove", "tree"):
                 removed = _removed(use, cwd, home)
+                # Changing the working directory's modes is the work (chmod -R u+w .); those of /, of the
+                # home directory or of a parent of the project lock out a system or a person.
+                if use.action == "tree" and removed == "the working directory":
+                    removed = None
                 if removed is not None:
-                    return SafetyFinding(f"The command removes {removed}{_APPROVAL}")
+                    verb = "removes" if use.action == "remove" else "changes everything in"
+                    return SafetyFinding(f"The command {verb} {removed}{_APPROVAL}")
             changed = _system_use(use, cwd, home, working)
             if changed is not None:
                 verb = "removes" if use.action == "remove" else "writes to"
