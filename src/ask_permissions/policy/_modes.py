@@ -7,10 +7,14 @@ of the names, whatever its type, is an unknown mode; a ``str`` subclass is read 
 
 from __future__ import annotations
 
+from typing import TypeVar
+
 from ask_permissions._errors import preview
 from ask_permissions._vocabulary import LAYERED_MODES, MODES, LayeredMode, Mode, one_of
 
 __all__ = ["read_access_mode", "read_layered_mode", "read_mode"]
+
+_M = TypeVar("_M", bound=str)
 
 
 def read_mode(mode: object) -> Mode | None:
@@ -19,12 +23,7 @@ def read_mode(mode: object) -> Mode | None:
     Raises:
         ValueError: ``Unknown permission mode: 'x'``.
     """
-    if mode is None:
-        return None
-    known = one_of(mode, MODES)
-    if known is None:
-        raise ValueError(f"Unknown permission mode: {preview(mode)}")
-    return known
+    return None if mode is None else _known(mode, MODES, "Unknown permission mode: {mode}")
 
 
 def read_access_mode(mode: object) -> Mode | None:
@@ -33,12 +32,7 @@ def read_access_mode(mode: object) -> Mode | None:
     Raises:
         ValueError: ``Unknown access mode: 'x'. Valid: full_access, ask_before_changes, read_only``.
     """
-    if mode is None:
-        return None
-    known = one_of(mode, MODES)
-    if known is None:
-        raise ValueError(f"Unknown access mode: {preview(mode)}. Valid: {', '.join(MODES)}")
-    return known
+    return None if mode is None else _known(mode, MODES, "Unknown access mode: {mode}. Valid: {valid}")
 
 
 def read_layered_mode(mode: object) -> LayeredMode:
@@ -47,7 +41,11 @@ def read_layered_mode(mode: object) -> LayeredMode:
     Raises:
         ValueError: ``Unknown permission mode: 'x'. Valid: default, acceptEdits, ...``.
     """
-    known = one_of(mode, LAYERED_MODES)
+    return _known(mode, LAYERED_MODES, "Unknown permission mode: {mode}. Valid: {valid}")
+
+
+def _known(mode: object, names: tuple[_M, ...], text: str) -> _M:
+    known = one_of(mode, names)
     if known is None:
-        raise ValueError(f"Unknown permission mode: {preview(mode)}. Valid: {', '.join(LAYERED_MODES)}")
+        raise ValueError(text.format(mode=preview(mode), valid=", ".join(names)))
     return known

@@ -32,7 +32,6 @@ from ._store import (
     DEFAULT_SESSION,
     ApprovalStore,
     Claim,
-    Head,
     QueueState,
     ResolutionObserver,
     check_session,
@@ -212,7 +211,7 @@ class ApprovalQueue:
         the submission is ``auto_approvable`` and ``auto_approve`` maps the tool to ``True`` (the object
         ``True``: any other value means no). The one place that says so, for the drain and for the policies
         that ask whether nobody need answer."""
-        return auto_approvable is True and self._auto_approve.get(tool_name) is True
+        return auto_approvable and self._auto_approve.get(tool_name) is True
 
     @property
     def require_json(self) -> bool:
@@ -634,9 +633,6 @@ class ApprovalQueue:
         with self._changed:
             return [action.id for action in self._state.pending()]
 
-    def _eligible(self, action: Head) -> bool:
-        return self.would_auto_approve(action.tool_name, action.auto_approvable)
-
     def _blocker(self) -> int | None:
         """Locked: the thread of this process running on_submit for an eligible head (the drain waits).
 
@@ -649,7 +645,7 @@ class ApprovalQueue:
         head = self._state.head()
         self._idle_head = (
             head is None
-            or not self._eligible(head)
+            or not self.would_auto_approve(head.tool_name, head.auto_approvable)
             or (self._durable and self._state.submitting_elsewhere(head.id))
         )
         if self._idle_head:
@@ -807,7 +803,7 @@ class ApprovalQueue:
                 head = state.head()
                 if (
                     head is None
-                    or not self._eligible(head)
+                    or not self.would_auto_approve(head.tool_name, head.auto_approvable)
                     or (self._durable and state.submitting_elsewhere(head.id))
                 ):
                     # The head is not eligible at this instant, so every request recorded so far is
