@@ -193,6 +193,7 @@ class TestInBrowser:
         # No asset came from the network: every request went to the inbox itself.
         assert requests
         assert all(url.startswith(inbox.origin + "/") for url in requests), requests
+        assert all(inbox.token not in url for url in requests)  # the token in no address the page asked for
 
     def _answer_each(self, page: Any, agent: AgentProcess, folder: Path, first: int) -> None:
         """Approve, reject with feedback, edit (a typo first) and approve, unfold and approve."""

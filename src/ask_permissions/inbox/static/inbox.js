@@ -394,7 +394,7 @@
     if (!response.ok || view === null) {
       let message = text.slice(0, 300);
       try {
-        message = JSON.parse(text).message; // the store could not answer now (503): the inbox says why
+        message = JSON.parse(text).message || message; // the store could not answer now (503): it says why
       } catch (error) {
         // not the inbox's own answer: show what came back
       }
