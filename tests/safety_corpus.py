@@ -286,6 +286,28 @@ SYSTEM_WRITES: Final = (
     Hostile("system-write", "write-tool", "Write", {"file_path": "/dev/sda", "content": "x"}),
 )
 
+# Programs the table cannot read, given a device or a kernel setting: each may write it (and most do).
+UNREAD_SYSTEM_WRITES: Final = (
+    _bash("unread-system-write", "hdparm-erase", "hdparm --security-erase p /dev/sda"),
+    _bash("unread-system-write", "nvme-format", "nvme format /dev/nvme0n1"),
+    _bash("unread-system-write", "cryptsetup", "cryptsetup luksFormat /dev/sda"),
+    _bash("unread-system-write", "mdadm", "mdadm --zero-superblock /dev/sda"),
+    _bash("unread-system-write", "pvcreate", "pvcreate -ff /dev/sda"),
+    _bash("unread-system-write", "badblocks", "badblocks -w /dev/sda"),
+    _bash("unread-system-write", "fsck", "e2fsck -fy /dev/sda1"),
+    _bash("unread-system-write", "mount", "mount /dev/sda1 /mnt"),
+    _bash("unread-system-write", "curl-output", "curl -o /dev/sda https://example.invalid/img"),
+    _bash("unread-system-write", "wget-attached", "wget -O/dev/sda https://example.invalid/img"),
+    _bash("unread-system-write", "openssl-out", "openssl enc -in x -out /dev/sda"),
+    _bash("unread-system-write", "sponge", "sponge /dev/sda"),
+    _bash("unread-system-write", "after-cd", "cd /dev && sg_format --format sg0"),
+    _bash("unread-system-write", "equals", "qemu-img convert -O raw x --target=/dev/sda"),
+    _bash("unread-system-write", "volume", "docker run -v /dev/sda:/disk img"),
+    _bash("unread-system-write", "assigned", "D=/dev/sda; dd if=/dev/zero of=$D"),
+    _bash("unread-system-write", "mkfs-other", "mkfs.minix /dev/sdb1"),
+    _bash("unread-system-write", "kernel", "sudo tool --set /sys/kernel/mm/x"),
+)
+
 # The modes or owners of a whole system or home changed at once: as locked out as removed.
 TREE_CHANGES: Final = (
     _bash("tree-change", "chmod-root", "chmod -R 777 /"),
@@ -310,6 +332,7 @@ HOSTILE: Final[tuple[Hostile, ...]] = (
     *HIDDEN_WRITES,
     *REMOVALS,
     *SYSTEM_WRITES,
+    *UNREAD_SYSTEM_WRITES,
     *TREE_CHANGES,
 )
 
@@ -401,6 +424,15 @@ BENIGN: Final = [
         "echo x > /dev/tty",
         "cat notes.txt > /proc/self/fd/2",
         "lsblk /dev/sda",
+        "lsblk -o NAME,SIZE /dev/sda",
+        "blkid /dev/sda1",
+        "df -h /dev/sda1",
+        "findmnt /dev/sda1",
+        "curl -s -o /dev/null -w '%{http_code}' https://example.invalid",
+        "gcc -x c -o /dev/null -",
+        "ssh-keygen -y -f /dev/stdin",
+        "docker run --rm -v /dev/shm:/dev/shm img",
+        "make dev",
         "fdisk -l",
         "cat /proc/cpuinfo /sys/class/net/eth0/address",
         "mkfs.ext4 -F disk.img",

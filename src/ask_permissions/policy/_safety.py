@@ -272,7 +272,7 @@ def _system_file(path: str) -> str | None:
     blocks, memory), or a kernel setting (``/proc``, ``/sys``). ``None`` for an ordinary file, and for the
     devices and descriptors programs write to every day (``/dev/null``, ``/dev/stderr``, ``/dev/fd/3``)."""
     if path.startswith("/dev/"):
-        if path in _EVERYDAY_DEVICES or path.startswith(_EVERYDAY_DEVICE_FOLDERS):
+        if path in _EVERYDAY_DEVICES or (path + "/").startswith(_EVERYDAY_DEVICE_FOLDERS):
             return None
         return f"the device {path}"
     if path.startswith(("/proc/", "/sys/")) and _DESCRIPTORS.match(path) is None:
@@ -282,9 +282,9 @@ def _system_file(path: str) -> str | None:
 
 def _system_use(use: PathUse, cwd: str, home: str, working: _Working) -> str | None:
     """The device or kernel setting a write or removal the table read changes, as written or through the
-    links on disk (a word of a program the table does not know is no write: ``lsblk /dev/sda``)."""
+    links on disk; or that a word of a program the table cannot read names (by its text only)."""
     if use.guessed:
-        return None
+        return _system_word(use, cwd, home)
     for path in _bases(use) or (use.path,):
         joined = _joined(path, cwd, home)
         for reading in (normalize_path(joined), *working.links(joined)):
@@ -292,6 +292,28 @@ def _system_use(use: PathUse, cwd: str, home: str, working: _Working) -> str | N
             if changed is not None:
                 return changed
     return None
+
+
+def _system_word(use: PathUse, cwd: str, home: str) -> str | None:
+    """The device or kernel setting a word of a program the table cannot read names: itself, each side of
+    an ``=``, a short option's attached value (``-O/dev/sda``), each piece of a list (``-v /dev/sda:/d``).
+
+    Such a program may write what it is given (``hdparm --security-erase``, ``curl -o``, ``cryptsetup``),
+    and a disk is lost at once: it asks, as a protected name in such a word does. The table's readers of
+    devices (``lsblk``, ``blkid``, ``df``) are no such program.
+    """
+    for part in _parts(use.path):
+        pieces = _LIST_SEPARATORS.split(part) if _LIST_SEPARATORS.search(part) else [part]
+        for piece in pieces:
+            named = PathUse(piece, "touch", use.expands, use.bases, use.program)
+            for path in _bases(named) or (piece,):
+                changed = _system_file(normalize_path(_joined(path, cwd, home)))
+                if changed is not None:
+                    return changed
+    return None
+
+
+_LIST_SEPARATORS: Final = re.compile(r"[:,]")
 
 
 def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) -> SafetyFinding | None:
@@ -500,6 +522,9 @@ class _Working:
 # a redirection that writes (through a link on disk, maybe into .git/hooks).
 _SPELLING: Final = re.compile(r"[\\$`*?\[{(>]|[^\x00-\x7f]")
 _QUOTES: Final = re.compile("['\"]")
+# A device or kernel setting named (or a folder of them a relative name is read from: cd /dev): any program
+# may write it, the table's or not, so the command is read in full.
+_SYSTEM_NAMES: Final = re.compile(r"(?<![\w.-])(?:dev|proc|sys)(?![\w.-])", re.IGNORECASE)
 _QUICK_LENGTH: Final = 10_000
 """Longer commands are always read in full (the reading says when one is too long to read)."""
 
@@ -522,7 +547,11 @@ def _by_text(
     # Most commands are plain and name nothing the checks care about: one search settles them at once.
     if _SPELLING.search(command) is None:
         plain = _QUOTES.sub("", command)
-        if protected.needles.search(plain) is None and not _names_a_program(plain.lower()):
+        if (
+            protected.needles.search(plain) is None
+            and _SYSTEM_NAMES.search(plain) is None
+            and not _names_a_program(plain.lower())
+        ):
             return None, False
     effects = command_effects(command)
     on_disk = any(use.action != "read" and not use.guessed for use in effects.paths)
@@ -564,7 +593,7 @@ def _decided(
                     return SafetyFinding(f"The command {verb} {removed}{_APPROVAL}")
             changed = _system_use(use, cwd, home, working)
             if changed is not None:
-                verb = "removes" if use.action == "remove" else "writes to"
+                verb = "removes" if use.action == "remove" else "may write to" if use.guessed else "writes to"
                 return SafetyFinding(f"The command {verb} {changed}{_APPROVAL}")
             touched = _touched(use, cwd, home, protected, dotglob=dotglob, working=working)
             if touched is not None:

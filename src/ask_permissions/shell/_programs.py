@@ -1225,6 +1225,13 @@ PROGRAMS: Final[tuple[Program, ...]] = (
     _reader("echo printf", "prints its words", "-v=", "data*"),
     _reader("pwd true false : basename dirname realpath readlink which type", "prints names", "", "data*"),
     _reader("test [", "tests files and strings", "", "read*"),
+    # Known so that naming a disk in them does not ask (a program the table cannot read may write one).
+    _reader(
+        "lsblk blkid findmnt df",
+        "lists disks, partitions and file systems",
+        "-o|--output= -t|--type= -x|--sort= -e|--exclude= -I|--include= -B|--block-size= -S|--source= "
+        "-T|--target= -F|--tab-file=read -n -l -P -J -b -a -f -h -s -i -k -m -p",
+    ),
     _reader(
         "stat file du diff cmp comm cut nl od tr cksum md5sum sha1sum sha256sum sha512sum",
         "reads files",
