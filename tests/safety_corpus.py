@@ -308,6 +308,21 @@ UNREAD_SYSTEM_WRITES: Final = (
     _bash("unread-system-write", "kernel", "sudo tool --set /sys/kernel/mm/x"),
 )
 
+# A device's folder spelt so the shell works it out: a glob, braces, a default, the letter case macOS folds.
+SYSTEM_SPELLINGS: Final = (
+    _bash("system-spelling", "glob-question", "dd if=/dev/zero of=/d?v/sda"),
+    _bash("system-spelling", "glob-bracket", "cp disk.img /[d]ev/sda"),
+    _bash("system-spelling", "glob-star-redirect", "cat disk.img > /de*/sda"),
+    _bash("system-spelling", "glob-every-folder", "dd if=/dev/zero of=/*/sda"),
+    _bash("system-spelling", "braces", "tee /{dev,x}/sda < disk.img"),
+    _bash("system-spelling", "default", "dd if=/dev/zero of=${D:-/dev/sda}"),
+    _bash("system-spelling", "kernel-glob", "echo b > /pr?c/sysrq-trigger"),
+    _bash("system-spelling", "unread-glob", "hdparm --security-erase p /d?v/sda"),
+    _bash("system-spelling", "home-variable-up", "dd if=/dev/zero of=$HOME/../../dev/sda"),
+    _bash("system-spelling", "upper-case-folder", "dd if=/dev/zero of=/DEV/disk0"),
+    Hostile("system-spelling", "write-tool-case", "Write", {"file_path": "/Dev/disk0", "content": "x"}),
+)
+
 # The modes or owners of a whole system or home changed at once: as locked out as removed.
 TREE_CHANGES: Final = (
     _bash("tree-change", "chmod-root", "chmod -R 777 /"),
@@ -333,6 +348,7 @@ HOSTILE: Final[tuple[Hostile, ...]] = (
     *REMOVALS,
     *SYSTEM_WRITES,
     *UNREAD_SYSTEM_WRITES,
+    *SYSTEM_SPELLINGS,
     *TREE_CHANGES,
 )
 
@@ -433,6 +449,10 @@ BENIGN: Final = [
         "ssh-keygen -y -f /dev/stdin",
         "docker run --rm -v /dev/shm:/dev/shm img",
         "make dev",
+        "cp build/*.img dist/",
+        "cp x /tmp/$NAME",
+        "cmd 2>/dev/nul''l",
+        "tee /dev/{stdout,stderr} < log.txt",
         "fdisk -l",
         "cat /proc/cpuinfo /sys/class/net/eth0/address",
         "mkfs.ext4 -F disk.img",

@@ -267,27 +267,57 @@ _EVERYDAY_DEVICE_FOLDERS: Final = ("/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/m
 _DESCRIPTORS: Final = re.compile(r"/proc/(?:self|thread-self|\d+)/fd/")
 
 
-def _system_file(path: str) -> str | None:
+_SYSTEM_FOLDERS: Final = ("dev", "proc", "sys")
+
+
+def _system_file(path: str, *, pattern: bool = False) -> str | None:
     """What a write to ``path`` (absolute, normalized) would change that is no file: a device (a disk's
     blocks, memory), or a kernel setting (``/proc``, ``/sys``). ``None`` for an ordinary file, and for the
-    devices and descriptors programs write to every day (``/dev/null``, ``/dev/stderr``, ``/dev/fd/3``)."""
-    if path.startswith("/dev/"):
-        if path in _EVERYDAY_DEVICES or (path + "/").startswith(_EVERYDAY_DEVICE_FOLDERS):
-            return None
-        return f"the device {path}"
-    if path.startswith(("/proc/", "/sys/")) and _DESCRIPTORS.match(path) is None:
-        return f"the kernel setting {path}"
+    devices and descriptors programs write to every day (``/dev/null``, ``/dev/stderr``, ``/dev/fd/3``).
+
+    The top folder's name compares case-insensitively (macOS finds ``/DEV`` on its case-insensitive root),
+    and with ``pattern`` as the glob the shell matches against ``/`` (``/d?v``, ``/*``).
+    """
+    top, _, rest = path[1:].partition("/")
+    if not rest:
+        return None
+    folded = top.casefold()
+    for folder in _SYSTEM_FOLDERS:
+        if folder != folded and not (pattern and fnmatch.fnmatchcase(folder, folded)):
+            continue
+        named = f"/{folder}/{rest}"
+        if folder == "dev":
+            if named not in _EVERYDAY_DEVICES and not (named + "/").startswith(_EVERYDAY_DEVICE_FOLDERS):
+                return f"the device {path}"
+        elif folder == "sys" or _DESCRIPTORS.match(named) is None:
+            return f"the kernel setting {path}"
+    return None
+
+
+def _system_named(path: str, cwd: str, home: str, *, expands: bool) -> str | None:
+    """The device or kernel setting a path (a shell word, relative to ``cwd``) names, in every form the
+    shell may expand it to: a glob, braces, a default (``/d?v/sda``, ``/{dev,x}/sda``, ``${D:-/dev/sda}``)."""
+    if not (expands and _SHELL_SPECIAL.search(path)):
+        return _system_file(normalize_path(_joined(path, cwd, home)))
+    for variable in ("${HOME}", "$HOME"):
+        path = path.replace(variable, home)  # a known value, not any text
+    for form in _glob_forms(path):
+        changed = _system_file(normalize_path(_joined(form, cwd, home)), pattern=True)
+        if changed is not None:
+            return changed
     return None
 
 
 def _system_use(use: PathUse, cwd: str, home: str, working: _Working) -> str | None:
-    """The device or kernel setting a write or removal the table read changes, as written or through the
-    links on disk; or that a word of a program the table cannot read names (by its text only)."""
+    """The device or kernel setting a write or removal the table read changes, as the shell may expand it
+    or through the links on disk; or that a word of a program the table cannot read names (by its text)."""
     if use.guessed:
         return _system_word(use, cwd, home)
     for path in _bases(use) or (use.path,):
-        joined = _joined(path, cwd, home)
-        for reading in (normalize_path(joined), *working.links(joined)):
+        changed = _system_named(path, cwd, home, expands=use.expands)
+        if changed is not None:
+            return changed
+        for reading in working.links(_joined(path, cwd, home)):
             changed = _system_file(reading)
             if changed is not None:
                 return changed
@@ -307,7 +337,7 @@ def _system_word(use: PathUse, cwd: str, home: str) -> str | None:
         for piece in pieces:
             named = PathUse(piece, "touch", use.expands, use.bases, use.program)
             for path in _bases(named) or (piece,):
-                changed = _system_file(normalize_path(_joined(path, cwd, home)))
+                changed = _system_named(path, cwd, home, expands=use.expands)
                 if changed is not None:
                     return changed
     return None
