@@ -336,6 +336,9 @@ TREE_CHANGES: Final = (
     _bash("tree-change", "setfacl-home", "setfacl -R -m u:x:rwx ~"),
     _bash("tree-change", "chattr-root", "chattr -R +i /"),
     _bash("tree-change", "after-cd", "cd / && chmod -R 777 usr"),
+    _bash("tree-change", "parent-after-cd", "cd .. && chmod -R 000 ."),
+    _bash("tree-change", "home-after-cd", "cd ~ && chown -R nobody ."),
+    _bash("tree-change", "root-after-cd-in-if", "if true; then cd /; fi; chmod -R 777 ."),
 )
 
 HOSTILE: Final[tuple[Hostile, ...]] = (

@@ -430,8 +430,10 @@ def _bases(use: PathUse) -> tuple[str, ...] | None:
     return tuple(use.path if base == "." else posixpath.join(base, use.path) for base in use.bases)
 
 
-def _removed(use: PathUse, cwd: str, home: str) -> str | None:
-    """What a removal takes away that no agent should, or why its target cannot be read."""
+def _removed(use: PathUse, cwd: str, home: str, *, spare_working: bool = False) -> str | None:
+    """What a removal takes away that no agent should, or why its target cannot be read; with
+    ``spare_working``, the working directory itself is no such tree (each directory the path may be read
+    from is still checked: ``cd .. && chmod -R 000 .``)."""
     paths = _bases(use)
     if paths is None:
         return f"{use.path} after changing directory"  # "cd $X && rm -rf usr"
@@ -439,7 +441,7 @@ def _removed(use: PathUse, cwd: str, home: str) -> str | None:
         removed = _dangerous_removal(path, cwd, home, glob=use.expands)
         if removed is None and not use.guessed and not use.expands:
             removed = _dangerous_removal(_removed_on_disk(_joined(path, cwd, home)), cwd, home, glob=False)
-        if removed is not None:
+        if removed is not None and not (spare_working and removed == "the working directory"):
             return removed
     if use.expands and _UNKNOWN_TARGET.search(use.path) and use.path not in _home_forms(home):
         return f"{use.path}, which the shell expands"
@@ -613,11 +615,9 @@ def _decided(
             if use.action == "read":
                 continue
             if use.action in ("remove", "tree"):
-                removed = _removed(use, cwd, home)
                 # Changing the working directory's modes is the work (chmod -R u+w .); those of /, of the
                 # home directory or of a parent of the project lock out a system or a person.
-                if use.action == "tree" and removed == "the working directory":
-                    removed = None
+                removed = _removed(use, cwd, home, spare_working=use.action == "tree")
                 if removed is not None:
                     verb = "removes" if use.action == "remove" else "changes everything in"
                     return SafetyFinding(f"The command {verb} {removed}{_APPROVAL}")
