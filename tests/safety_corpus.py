@@ -339,6 +339,16 @@ TREE_CHANGES: Final = (
     _bash("tree-change", "parent-after-cd", "cd .. && chmod -R 000 ."),
     _bash("tree-change", "home-after-cd", "cd ~ && chown -R nobody ."),
     _bash("tree-change", "root-after-cd-in-if", "if true; then cd /; fi; chmod -R 777 ."),
+    _bash("tree-change", "chown-logical-bundled", "chown -LR nobody /"),
+    _bash("tree-change", "chown-command-line-links", "chgrp -HR nobody /"),
+    _bash("tree-change", "chmod-mode-option", "chmod -R -w ~"),
+    _bash("tree-change", "chmod-mode-option-first", "chmod -x -R /usr"),
+    _bash("tree-change", "chmod-reference", "chmod -R --reference=x /"),
+    _bash("tree-change", "setfacl-remove-all", "setfacl -b -R ~"),
+    _bash("tree-change", "setfacl-bundled", "setfacl -Rb /"),
+    _bash("tree-change", "setfacl-modify-after", "setfacl -R -m u:x:rwx /etc"),
+    _bash("tree-change", "chattr-mode-option", "chattr -R -i /"),
+    _bash("tree-change", "chown-user-variable-root", "chown -R $USER /"),
 )
 
 HOSTILE: Final[tuple[Hostile, ...]] = (
@@ -464,5 +474,12 @@ BENIGN: Final = [
         "chown -R dev build",
         "chmod 644 /etc/hosts",
         "chmod -R a+r docs",
+        "chown -R $USER build",
+        "sudo chown -R $USER:$USER .",
+        "chown -R $(id -u):$(id -g) dist",
+        "chgrp -R $GROUP shared",
+        "chmod -R $MODE build",
+        "chmod -R -w build",
+        "setfacl -R -m u:dev:rwx build",
     )
 ]

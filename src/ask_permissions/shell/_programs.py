@@ -1149,12 +1149,56 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "-a|--append -i|--ignore-interrupts -p --output-error?",
         "write*",
     ),
+    # The first operand is a mode or an owner (`chown -R $USER build`), but with --reference; GNU chmod reads
+    # `-w`, `-x`, ... as the mode.
     _row(
-        "chmod chown chgrp chattr setfacl",
+        "chmod",
         "writer",
-        "changes files' modes or owners",
-        "-c|--changes -f|--silent|--quiet -v|--verbose --dereference -h|--no-dereference --no-preserve-root "
-        "--preserve-root --reference=read -R|--recursive#tree --from=",
+        "changes files' modes",
+        "-c|--changes -f|--silent|--quiet -v|--verbose --no-preserve-root --preserve-root "
+        "--reference=read#reference -R|--recursive#tree "
+        + " ".join(f"-{letter}?#mode" for letter in "rwxXstugoa"),
+        "data write*",
+        strict=False,
+        when=(
+            _when("tree reference", slots="tree*"),
+            _when("tree mode", slots="tree*"),
+            _when("tree", slots="data tree*"),
+            _when("reference", slots="write*"),
+            _when("mode", slots="write*"),
+        ),
+    ),
+    _row(
+        "chown chgrp",
+        "writer",
+        "changes files' owners",
+        "-c|--changes -f|--silent|--quiet -v|--verbose --dereference -h|--no-dereference -H -L -P "
+        "--no-preserve-root --preserve-root --reference=read#reference -R|--recursive#tree --from=",
+        "data write*",
+        strict=False,
+        when=(
+            _when("tree reference", slots="tree*"),
+            _when("tree", slots="data tree*"),
+            _when("reference", slots="write*"),
+        ),
+    ),
+    # chattr reads `-i`, `-a`, ... (and `+i`, `=i`) as the attributes it clears (or sets).
+    _row(
+        "chattr",
+        "writer",
+        "changes files' attributes",
+        "-R#tree -V -f -v= -p= " + " ".join(f"-{letter}" for letter in "aAcCdDeFijmPsStTux"),
+        "write*",
+        strict=False,
+        when=(_when("tree", slots="tree*"),),
+    ),
+    _row(
+        "setfacl",
+        "writer",
+        "changes files' access lists",
+        "-m|--modify= -x|--remove= -M|--modify-file=read -X|--remove-file=read --set= --set-file=read "
+        "-b|--remove-all -k|--remove-default -d|--default -L|--logical -P|--physical -n|--no-mask --mask "
+        "--restore=read --test -R|--recursive#tree",
         "write*",
         strict=False,
         when=(_when("tree", slots="tree*"),),
