@@ -1222,10 +1222,30 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         strict=False,
     ),
     _row(
-        "fdisk sfdisk cfdisk gdisk sgdisk parted",
+        "fdisk gdisk",
+        "writer",
+        "changes a disk's partition table; `-l` lists it",
+        "-l|--list#list -x|--list-details#list -b|--sector-size= -u|--units? -o|--output= -h|--help",
+        "write*",
+        strict=False,
+        when=(_when("list", slots="read*"),),
+    ),
+    _row(
+        "sfdisk",
+        "writer",
+        "changes a disk's partition table; `-l`, `-d`, `-J` list it",
+        "-l|--list#list -F|--list-free#list -d|--dump#list -J|--json#list -s|--show-size#list "
+        "-g|--show-geometry#list -V|--verify#list -o|--output= -u|--unit= -h|--help",
+        "write*",
+        strict=False,
+        when=(_when("list", slots="read*"),),
+    ),
+    # sgdisk -l loads a backup into the disk; parted -l lists every disk but runs the commands it is given.
+    _row(
+        "cfdisk sgdisk parted",
         "writer",
         "changes a disk's partition table",
-        "-l|--list -b|--sector-size= -u|--units? -h|--help",
+        "-b|--sector-size= -u|--units? -h|--help",
         "write*",
         strict=False,
     ),
