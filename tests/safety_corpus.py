@@ -352,6 +352,10 @@ TREE_CHANGES: Final = (
     _bash("tree-change", "setfacl-modify-after", "setfacl -R -m u:x:rwx /etc"),
     _bash("tree-change", "chattr-mode-option", "chattr -R -i /"),
     _bash("tree-change", "chown-user-variable-root", "chown -R $USER /"),
+    _bash("tree-change", "find-exec-chmod", "find / -exec chmod 000 {} +"),
+    _bash("tree-change", "find-exec-chown-home", "find ~ -exec chown nobody {} \\;"),
+    _bash("tree-change", "find-execdir", "find /usr -execdir chmod a-x {} +"),
+    _bash("tree-change", "find-exec-devices", "find /dev -exec dd if=/dev/zero of={} \\;"),
 )
 
 HOSTILE: Final[tuple[Hostile, ...]] = (
@@ -484,6 +488,9 @@ BENIGN: Final = [
         "chmod 644 /etc/hosts",
         "chmod -R a+r docs",
         "chown -R $USER build",
+        "find . -exec chmod u+w {} +",
+        "find src -exec touch {} +",
+        "find . -name '*.sh' -exec chmod +x {} +",
         "sudo chown -R $USER:$USER .",
         "chown -R $(id -u):$(id -g) dist",
         "chgrp -R $GROUP shared",

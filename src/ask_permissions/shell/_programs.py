@@ -605,7 +605,8 @@ def _find() -> Program:
     return Program(
         ("find",),
         "remover",
-        "finds files; `-delete` or an `-exec rm` without a test removes what it starts from",
+        "finds files; `-delete` or an `-exec rm` without a test removes what it starts from "
+        "(an `-exec chmod` changes it whole)",
         (*tests, *others, *flags, *reads, *runs),
         _slots("read*"),
         syntax="find",
@@ -613,6 +614,8 @@ def _find() -> Program:
         when=(
             _when("delete", "test", slots="remove*"),
             When(without=frozenset({"test"}), launches="remover", slots=_slots("remove*")),
+            # A writer run on everything found changes the whole tree, as chmod -R does.
+            When(without=frozenset({"test"}), launches="writer", slots=_slots("tree*")),
         ),
     )
 
