@@ -323,6 +323,9 @@ SYSTEM_SPELLINGS: Final = (
     _bash("system-spelling", "unread-glob", "hdparm --security-erase p /d?v/sda"),
     _bash("system-spelling", "home-variable-up", "dd if=/dev/zero of=$HOME/../../dev/sda"),
     _bash("system-spelling", "upper-case-folder", "dd if=/dev/zero of=/DEV/disk0"),
+    _bash("system-spelling", "own-root", "dd if=/dev/zero of=/proc/self/root/dev/sda"),
+    _bash("system-spelling", "other-root", "dd if=/dev/zero of=/proc/1/root/dev/sda"),
+    _bash("system-spelling", "own-root-kernel", "echo b > /proc/thread-self/root/proc/sysrq-trigger"),
     Hostile("system-spelling", "write-tool-case", "Write", {"file_path": "/Dev/disk0", "content": "x"}),
 )
 

@@ -234,13 +234,34 @@ def _working(cwd: str) -> tuple[str, ...]:
     return (normal,) if physical in (None, normal) else (normal, physical)
 
 
-def _physical(path: str) -> Iterator[str]:
+def _physical(path: str, cwd: str) -> Iterator[str]:
     """``path`` (absolute, as joined) through the links that exist on disk, when they lead elsewhere."""
-    physical = resolve_links(path)
+    followed = _commands_own(path, cwd)
+    if followed is None:
+        return
+    physical = resolve_links(followed)
     if physical is None:
         raise _TooManyLinks(path)
     if physical != normalize_path(path):
         yield physical
+
+
+def _commands_own(path: str, cwd: str) -> str | None:
+    """``path`` (absolute) as the command's process reads its own entries, not the checker's: its
+    descriptors (``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``) lead where its redirections say,
+    checked on their own (``None``); its ``/proc/self/cwd`` is ``cwd``, its ``/proc/self/root`` is ``/``."""
+    normal = normalize_path(path)
+    if _OWN_DESCRIPTORS.match(normal):
+        return None
+    own = _OWN_FOLDERS.match(normal)
+    if own is None:
+        return path
+    return posixpath.join(cwd if own["folder"] == "cwd" else "/", normal[own.end() :].lstrip("/"))
+
+
+_OWN: Final = r"/proc/(?:self|thread-self)/"
+_OWN_DESCRIPTORS: Final = re.compile(rf"/dev/(?:stdin|stdout|stderr|fd)(?:/|$)|{_OWN}(?:fd|fdinfo)(?:/|$)")
+_OWN_FOLDERS: Final = re.compile(rf"{_OWN}(?P<folder>cwd|root)(?=/|$)")
 
 
 class _TooManyLinks(Exception):
@@ -264,7 +285,11 @@ _EVERYDAY_DEVICES: Final = frozenset(
 )
 """Devices programs write to every day, which hold nothing a write destroys."""
 _EVERYDAY_DEVICE_FOLDERS: Final = ("/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/mqueue/")
-_DESCRIPTORS: Final = re.compile(r"/proc/(?:self|thread-self|\d+)/fd/")
+# A process's descriptors, and the command's own working directory and root (read where they lead, as
+# _physical reads them; another process's may not be readable, so they stay kernel settings).
+_DESCRIPTORS: Final = re.compile(
+    r"/proc/(?:(?:self|thread-self|\d+)/fd/|(?:self|thread-self)/(?:cwd|root)(?:/|$))"
+)
 
 
 _SYSTEM_FOLDERS: Final = ("dev", "proc", "sys")
@@ -353,7 +378,7 @@ def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) ->
     for path in paths:
         normal = normalize_path(path)
         try:
-            readings = [normal, *_physical(path)]
+            readings = [normal, *_physical(path, cwd)]
         except _TooManyLinks:
             return SafetyFinding(f"Writing to {path} follows too many symbolic links to check{_APPROVAL}")
         for reading in readings:
@@ -440,7 +465,9 @@ def _removed(use: PathUse, cwd: str, home: str, *, spare_working: bool = False) 
     for path in paths:
         removed = _dangerous_removal(path, cwd, home, glob=use.expands)
         if removed is None and not use.guessed and not use.expands:
-            removed = _dangerous_removal(_removed_on_disk(_joined(path, cwd, home)), cwd, home, glob=False)
+            joined = _joined(path, cwd, home)
+            on_disk = _removed_on_disk(_commands_own(joined, cwd) or joined)
+            removed = _dangerous_removal(on_disk, cwd, home, glob=False)
         if removed is not None and not (spare_working and removed == "the working directory"):
             return removed
     if use.expands and _UNKNOWN_TARGET.search(use.path) and use.path not in _home_forms(home):
@@ -539,7 +566,7 @@ class _Working:
         """``_physical(joined)``, looked up once per command (``_TooManyLinks`` each time it is asked)."""
         found = self._links.get(joined)
         if found is None:
-            found = self._links[joined] = tuple(_physical(joined))
+            found = self._links[joined] = tuple(_physical(joined, self.cwd))
         return found
 
     @property
