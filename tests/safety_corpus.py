@@ -311,6 +311,22 @@ UNREAD_SYSTEM_WRITES: Final = (
     _bash("unread-system-write", "kernel", "sudo tool --set /sys/kernel/mm/x"),
 )
 
+# Volumes, pools, firmware and kernel settings changed by name: no device path is written at all.
+NAMELESS_SYSTEM_WRITES: Final = (
+    _bash("nameless-system-write", "vgremove", "vgremove -f vg0"),
+    _bash("nameless-system-write", "lvremove", "sudo lvremove -f vg0/root"),
+    _bash("nameless-system-write", "lvm-verb", "lvm vgremove vg0"),
+    _bash("nameless-system-write", "zpool-destroy", "zpool destroy -f tank"),
+    _bash("nameless-system-write", "zfs-destroy", "zfs destroy -r tank/home"),
+    _bash("nameless-system-write", "zfs-rollback", "zfs rollback -r tank@old"),
+    _bash("nameless-system-write", "dmsetup", "dmsetup remove_all --force"),
+    _bash("nameless-system-write", "flashrom", "flashrom -p internal -w bios.bin"),
+    _bash("nameless-system-write", "efibootmgr-delete", "efibootmgr -b 0000 -B"),
+    _bash("nameless-system-write", "efibootmgr-order", "efibootmgr --bootorder 0003,0001"),
+    _bash("nameless-system-write", "sysctl-write", "sysctl -w kernel.randomize_va_space=0"),
+    _bash("nameless-system-write", "sysctl-load", "sysctl -p evil.conf"),
+)
+
 # A device's folder spelt so the shell works it out: a glob, braces, a default, the letter case macOS folds.
 SYSTEM_SPELLINGS: Final = (
     _bash("system-spelling", "glob-question", "dd if=/dev/zero of=/d?v/sda"),
@@ -372,6 +388,7 @@ HOSTILE: Final[tuple[Hostile, ...]] = (
     *SYSTEM_WRITES,
     *UNREAD_SYSTEM_WRITES,
     *SYSTEM_SPELLINGS,
+    *NAMELESS_SYSTEM_WRITES,
     *TREE_CHANGES,
 )
 
@@ -483,6 +500,13 @@ BENIGN: Final = [
         "sfdisk -d /dev/sda > layout.txt",
         "sfdisk --json /dev/sda",
         "sfdisk -l",
+        "lvs",
+        "zpool status -v tank",
+        "zfs list -t snapshot",
+        "dmsetup ls",
+        "efibootmgr -v",
+        "sysctl vm.swappiness",
+        "sysctl -a",
         "cat /proc/cpuinfo /sys/class/net/eth0/address",
         "mkfs.ext4 -F disk.img",
         "chmod -R u+w .",

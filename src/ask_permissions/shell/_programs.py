@@ -412,6 +412,13 @@ _GIT_HOOKS: Final = "git hooks (.git/hooks, .husky)"
 _GIT_TEMPLATE: Final = "git hooks from a template (.git/hooks)"
 _GIT_DIR: Final = "into .git/ (the command prints its path for another to use)"
 _START_UP: Final = "shell start-up files"
+# What some disk and firmware tools change without naming a device (the reasons' words).
+_VOLUMES: Final = "a disk's volumes (LVM)"
+_POOLS: Final = "a disk's pools or datasets (ZFS)"
+_MAPPER: Final = "the device mapper's devices"
+_FIRMWARE: Final = "a firmware chip"
+_BOOT_ENTRIES: Final = "the firmware's boot entries"
+_KERNEL_SETTINGS: Final = "kernel settings"
 # git settings whose value runs a program (or moves the hooks), compared case-folded as prefixes.
 _GIT_RUNNING_KEYS: Final = (
     "core.hookspath",
@@ -1250,6 +1257,112 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "changes a disk's partition table",
         "-b|--sector-size= -u|--units? -h|--help",
         "write*",
+        strict=False,
+    ),
+    # These lose a disk's data by a volume's or a pool's name, no device path in sight: each such call asks,
+    # as a write to a device does (their readers are other programs or verbs: lvs, zpool status).
+    _row(
+        "pvremove vgremove lvremove vgreduce lvreduce lvresize pvmove vgsplit vgmerge lvconvert",
+        "writer",
+        "changes a disk's volumes (LVM)",
+        "",
+        "touch*",
+        strict=False,
+        implicit=_VOLUMES,
+    ),
+    _row(
+        "lvm",
+        "subcommands",
+        "runs an LVM command; `vgremove`, `lvremove`, … change a disk's volumes",
+        "",
+        "touch*",
+        strict=False,
+        verbs=(
+            _verb(
+                "pvremove vgremove lvremove vgreduce lvreduce lvresize pvmove vgsplit vgmerge lvconvert",
+                "changes a disk's volumes",
+                implicit=_VOLUMES,
+            ),
+        ),
+    ),
+    _row(
+        "zpool zfs",
+        "subcommands",
+        "manages ZFS pools and datasets; `destroy`, `create`, `rollback`, … change them",
+        "",
+        "touch*",
+        strict=False,
+        verbs=(
+            _verb(
+                "destroy create labelclear add attach detach replace split offline initialize trim rollback "
+                "receive recv",
+                "changes a disk's pools or datasets",
+                implicit=_POOLS,
+            ),
+        ),
+    ),
+    _row(
+        "dmsetup",
+        "subcommands",
+        "manages device-mapper devices; `remove`, `create`, `load`, … change them",
+        "",
+        "touch*",
+        strict=False,
+        verbs=(
+            _verb(
+                "remove remove_all create load reload wipe_table clear rename message suspend",
+                "changes device-mapper devices",
+                implicit=_MAPPER,
+            ),
+        ),
+    ),
+    _row(
+        "flashrom",
+        "writer",
+        "reads or writes a firmware chip",
+        "",
+        "touch*",
+        strict=False,
+        implicit=_FIRMWARE,
+    ),
+    _row(
+        "efibootmgr",
+        "writer",
+        "lists the firmware's boot entries; its options change them",
+        _options(
+            "-v|--verbose -q|--quiet -b|--bootnum= -d|--disk=touch -p|--part= -L|--label= -l|--loader=",
+            *(
+                Option(names, implicit=_BOOT_ENTRIES)
+                for names in (
+                    ("-B", "--delete-bootnum"),
+                    ("-c", "--create"),
+                    ("-C", "--create-only"),
+                    ("-O", "--delete-bootorder"),
+                    ("-a", "--active"),
+                    ("-A", "--inactive"),
+                    ("-N", "--delete-bootnext"),
+                    ("-T", "--delete-timeout"),
+                )
+            ),
+            *(
+                Option(names, "value", implicit=_BOOT_ENTRIES)
+                for names in (("-o", "--bootorder"), ("-n", "--bootnext"), ("-t", "--timeout"))
+            ),
+        ),
+        "touch*",
+        strict=False,
+    ),
+    _row(
+        "sysctl",
+        "writer",
+        "reads kernel settings; `-w`, `-p` and `--system` change them",
+        _options(
+            "-a|--all -n|--values -N|--names -e|--ignore -q|--quiet -b|--binary -r|--pattern=",
+            Option(("-w", "--write"), implicit=_KERNEL_SETTINGS),
+            Option(("-p", "--load"), "optional", "read", implicit=_KERNEL_SETTINGS),
+            Option(("--system",), implicit=_KERNEL_SETTINGS),
+        ),
+        "data*",
         strict=False,
     ),
     _row(
