@@ -284,7 +284,16 @@ _EVERYDAY_DEVICES: Final = frozenset(
     }
 )
 """Devices programs write to every day, which hold nothing a write destroys."""
-_EVERYDAY_DEVICE_FOLDERS: Final = ("/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/mqueue/")
+# /dev/tcp/HOST/PORT and /dev/udp/... are bash's own network redirections (`until echo > /dev/tcp/db/5432`),
+# no device at all.
+_EVERYDAY_DEVICE_FOLDERS: Final = (
+    "/dev/fd/",
+    "/dev/pts/",
+    "/dev/shm/",
+    "/dev/mqueue/",
+    "/dev/tcp/",
+    "/dev/udp/",
+)
 # A process's descriptors, and the command's own working directory and root (read where they lead, as
 # _physical reads them; another process's may not be readable, so they stay kernel settings).
 _DESCRIPTORS: Final = re.compile(
