@@ -313,12 +313,14 @@ def _system_file(path: str, *, pattern: bool = False) -> str | None:
     and with ``pattern`` as the glob the shell matches against ``/`` (``/d?v``, ``/*``).
     """
     top, _, rest = path[1:].partition("/")
-    if not rest:
-        return None
     folded = top.casefold()
     for folder in _SYSTEM_FOLDERS:
         if folder != folded and not (pattern and fnmatch.fnmatchcase(folder, folded)):
             continue
+        if not rest:
+            # The folder itself: a link to it (ln -s /dev d) or a mount of it (-v /dev:/dev) hands on all
+            # it holds.
+            return f"the devices in {path}" if folder == "dev" else f"the kernel settings in {path}"
         named = f"/{folder}/{rest}"
         if folder == "dev":
             if named not in _EVERYDAY_DEVICES and not (named + "/").startswith(_EVERYDAY_DEVICE_FOLDERS):
