@@ -325,6 +325,8 @@ NAMELESS_SYSTEM_WRITES: Final = (
     _bash("nameless-system-write", "efibootmgr-order", "efibootmgr --bootorder 0003,0001"),
     _bash("nameless-system-write", "sysctl-write", "sysctl -w kernel.randomize_va_space=0"),
     _bash("nameless-system-write", "sysctl-load", "sysctl -p evil.conf"),
+    _bash("nameless-system-write", "mknod-disk", "mknod disk b 8 0 && dd if=/dev/zero of=disk"),
+    _bash("nameless-system-write", "mknod-memory", "mknod -m 666 mem c 1 1"),
 )
 
 # A device's folder spelt so the shell works it out: a glob, braces, a default, the letter case macOS folds.
@@ -517,6 +519,8 @@ BENIGN: Final = [
         "efibootmgr -v",
         "sysctl vm.swappiness",
         "sysctl -a",
+        "mknod pipe p",
+        "mkfifo pipe",
         "cat /proc/cpuinfo /sys/class/net/eth0/address",
         "mkfs.ext4 -F disk.img",
         "chmod -R u+w .",

@@ -417,6 +417,7 @@ _VOLUMES: Final = "a disk's volumes (LVM)"
 _POOLS: Final = "a disk's pools or datasets (ZFS)"
 _MAPPER: Final = "the device mapper's devices"
 _FIRMWARE: Final = "a firmware chip"
+_DEVICE_NODE: Final = "a device node (a disk or memory, opened to whatever writes the node)"
 _BOOT_ENTRIES: Final = "the firmware's boot entries"
 _KERNEL_SETTINGS: Final = "kernel settings"
 # git settings whose value runs a program (or moves the hooks), compared case-folded as prefixes.
@@ -1315,6 +1316,15 @@ PROGRAMS: Final[tuple[Program, ...]] = (
                 implicit=_MAPPER,
             ),
         ),
+    ),
+    # A block or character node made anywhere opens the disk (or memory) it numbers to every later writer.
+    _row(
+        "mknod",
+        "writer",
+        "makes a device node (or a FIFO)",
+        "-m|--mode= -Z|--context?",
+        "write data*",
+        when=(_when(min_operands=3, implicit=_DEVICE_NODE),),
     ),
     _row(
         "flashrom",
