@@ -381,6 +381,8 @@ TREE_CHANGES: Final = (
     _bash("tree-change", "find-exec-chown-home", "find ~ -exec chown nobody {} \\;"),
     _bash("tree-change", "find-execdir", "find /usr -execdir chmod a-x {} +"),
     _bash("tree-change", "find-exec-devices", "find /dev -exec dd if=/dev/zero of={} \\;"),
+    _bash("tree-change", "find-test-exec-devices", "find /dev -name 'sd*' -exec wipefs -a {} +"),
+    _bash("tree-change", "find-test-exec-hooks", "find .git -name 'pre-*' -exec cp evil {} \\;"),
 )
 
 HOSTILE: Final[tuple[Hostile, ...]] = (
@@ -532,6 +534,8 @@ BENIGN: Final = [
         "find . -exec chmod u+w {} +",
         "find src -exec touch {} +",
         "find . -name '*.sh' -exec chmod +x {} +",
+        "find src -type f -name '*.py' -exec sed -i s/a/b/ {} +",
+        "find ~/notes -name '*.md' -exec chmod 600 {} +",
         "sudo chown -R $USER:$USER .",
         "chown -R $(id -u):$(id -g) dist",
         "chgrp -R $GROUP shared",

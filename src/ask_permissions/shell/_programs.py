@@ -622,8 +622,10 @@ def _find() -> Program:
         when=(
             _when("delete", "test", slots="remove*"),
             When(without=frozenset({"test"}), launches="remover", slots=_slots("remove*")),
-            # A writer run on everything found changes the whole tree, as chmod -R does.
+            # A writer run on everything found changes the whole tree, as chmod -R does; on what a test
+            # picks, it writes below where find starts (find /dev -name 'sd*' -exec wipefs -a {} +).
             When(without=frozenset({"test"}), launches="writer", slots=_slots("tree*")),
+            When(launches="writer", slots=_slots("touch*")),
         ),
     )
 
