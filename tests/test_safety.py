@@ -402,6 +402,41 @@ class TestLinks:
         allow_both = _layered("default", str(project), allow=["Read(./innocent.txt)", f"Read(/{secret})"])
         assert allow_both.evaluate(ToolCall("Read", {"file_path": "innocent.txt"}, "tc")).outcome == "proceed"
 
+    def test_a_link_to_a_device_is_a_write_to_it(self, project: Path) -> None:
+        """A write through a link on disk to a disk asks, from the shell and from a path tool."""
+        (project / "disk").symlink_to("/dev/sda")
+        for command in ("dd if=/dev/zero of=disk", "cat img > disk", "tee disk/ < img"):
+            finding = check_shell(command, cwd=str(project), home=HOME, protected=PROTECTED_PATHS)
+            assert finding is not None, command
+            assert "the device /dev/sda" in finding.reason
+        finding = check_paths([str(project / "disk")], cwd=str(project), protected=PROTECTED_PATHS)
+        assert finding is not None
+        assert "the device /dev/sda" in finding.reason
+
+    def test_the_checks_own_descriptors_say_nothing_of_the_command(self, project: Path) -> None:
+        """``/dev/fd/N``, ``/dev/stdout`` and ``/proc/self/...`` name the command's descriptors, not those of
+        the process that checks it: where the checker's lead is no reason to ask."""
+        with (project / ".git" / "host.log").open("w") as log:
+            number = log.fileno()
+            for path in (f"/dev/fd/{number}", f"/proc/self/fd/{number}", f"/proc/thread-self/fd/{number}"):
+                for command in (f"echo x > {path}", f"echo x | tee {path}"):
+                    finding = check_shell(command, cwd=CWD, home=HOME, protected=PROTECTED_PATHS)
+                    assert finding is None, command
+                assert check_paths([path], cwd=CWD, protected=PROTECTED_PATHS) is None, path
+        # Its working directory is the command's, and its root is /.
+        (project / "hooks").symlink_to(project / ".git" / "hooks")
+        (project / "disk").symlink_to("/dev/sda")
+        cwd = str(project)
+        through_root = f"dd if=x of=/proc/self/root{cwd}/disk"
+        for command in ("echo x > /proc/self/cwd/hooks/pre-commit", through_root):
+            finding = check_shell(command, cwd=cwd, home=HOME, protected=PROTECTED_PATHS)
+            assert finding is not None, command
+            assert "touches .git/" in finding.reason or "the device /dev/sda" in finding.reason
+        assert check_paths(["/proc/self/cwd/hooks/x"], cwd=cwd, protected=PROTECTED_PATHS) is not None
+        finding = check_shell("rm -rf /proc/self/cwd/", cwd=cwd, home=HOME, protected=PROTECTED_PATHS)
+        assert finding is not None
+        assert "removes the working directory" in finding.reason
+
     def test_a_link_loop_asks(self, project: Path) -> None:
         """A path with more links than are followed (a loop) cannot be checked, so it asks."""
         (project / "a").symlink_to(project / "b")

@@ -234,13 +234,34 @@ def _working(cwd: str) -> tuple[str, ...]:
     return (normal,) if physical in (None, normal) else (normal, physical)
 
 
-def _physical(path: str) -> Iterator[str]:
+def _physical(path: str, cwd: str) -> Iterator[str]:
     """``path`` (absolute, as joined) through the links that exist on disk, when they lead elsewhere."""
-    physical = resolve_links(path)
+    followed = _commands_own(path, cwd)
+    if followed is None:
+        return
+    physical = resolve_links(followed)
     if physical is None:
         raise _TooManyLinks(path)
     if physical != normalize_path(path):
         yield physical
+
+
+def _commands_own(path: str, cwd: str) -> str | None:
+    """``path`` (absolute) as the command's process reads its own entries, not the checker's: its
+    descriptors (``/dev/stdout``, ``/dev/fd/3``, ``/proc/self/fd/1``) lead where its redirections say,
+    checked on their own (``None``); its ``/proc/self/cwd`` is ``cwd``, its ``/proc/self/root`` is ``/``."""
+    normal = normalize_path(path)
+    if _OWN_DESCRIPTORS.match(normal):
+        return None
+    own = _OWN_FOLDERS.match(normal)
+    if own is None:
+        return path
+    return posixpath.join(cwd if own["folder"] == "cwd" else "/", normal[own.end() :].lstrip("/"))
+
+
+_OWN: Final = r"/proc/(?:self|thread-self)/"
+_OWN_DESCRIPTORS: Final = re.compile(rf"/dev/(?:stdin|stdout|stderr|fd)(?:/|$)|{_OWN}(?:fd|fdinfo)(?:/|$)")
+_OWN_FOLDERS: Final = re.compile(rf"{_OWN}(?P<folder>cwd|root)(?=/|$)")
 
 
 class _TooManyLinks(Exception):
@@ -263,35 +284,102 @@ _EVERYDAY_DEVICES: Final = frozenset(
     }
 )
 """Devices programs write to every day, which hold nothing a write destroys."""
-_EVERYDAY_DEVICE_FOLDERS: Final = ("/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/mqueue/")
-_DESCRIPTORS: Final = re.compile(r"/proc/(?:self|thread-self|\d+)/fd/")
+# /dev/tcp/HOST/PORT and /dev/udp/... are bash's own network redirections (`until echo > /dev/tcp/db/5432`),
+# no device at all.
+_EVERYDAY_DEVICE_FOLDERS: Final = (
+    "/dev/fd/",
+    "/dev/pts/",
+    "/dev/shm/",
+    "/dev/mqueue/",
+    "/dev/tcp/",
+    "/dev/udp/",
+)
+# A process's descriptors, and the command's own working directory and root (read where they lead, as
+# _physical reads them; another process's may not be readable, so they stay kernel settings).
+_DESCRIPTORS: Final = re.compile(
+    r"/proc/(?:(?:self|thread-self|\d+)/fd/|(?:self|thread-self)/(?:cwd|root)(?:/|$))"
+)
 
 
-def _system_file(path: str) -> str | None:
+_SYSTEM_FOLDERS: Final = ("dev", "proc", "sys")
+
+
+def _system_file(path: str, *, pattern: bool = False) -> str | None:
     """What a write to ``path`` (absolute, normalized) would change that is no file: a device (a disk's
     blocks, memory), or a kernel setting (``/proc``, ``/sys``). ``None`` for an ordinary file, and for the
-    devices and descriptors programs write to every day (``/dev/null``, ``/dev/stderr``, ``/dev/fd/3``)."""
-    if path.startswith("/dev/"):
-        if path in _EVERYDAY_DEVICES or path.startswith(_EVERYDAY_DEVICE_FOLDERS):
-            return None
-        return f"the device {path}"
-    if path.startswith(("/proc/", "/sys/")) and _DESCRIPTORS.match(path) is None:
-        return f"the kernel setting {path}"
+    devices and descriptors programs write to every day (``/dev/null``, ``/dev/stderr``, ``/dev/fd/3``).
+
+    The top folder's name compares case-insensitively (macOS finds ``/DEV`` on its case-insensitive root),
+    and with ``pattern`` as the glob the shell matches against ``/`` (``/d?v``, ``/*``).
+    """
+    top, _, rest = path[1:].partition("/")
+    folded = top.casefold()
+    for folder in _SYSTEM_FOLDERS:
+        if folder != folded and not (pattern and fnmatch.fnmatchcase(folder, folded)):
+            continue
+        if not rest:
+            # The folder itself: a link to it (ln -s /dev d) or a mount of it (-v /dev:/dev) hands on all
+            # it holds.
+            return f"the devices in {path}" if folder == "dev" else f"the kernel settings in {path}"
+        named = f"/{folder}/{rest}"
+        if folder == "dev":
+            if named not in _EVERYDAY_DEVICES and not (named + "/").startswith(_EVERYDAY_DEVICE_FOLDERS):
+                return f"the device {path}"
+        elif folder == "sys" or _DESCRIPTORS.match(named) is None:
+            return f"the kernel setting {path}"
+    return None
+
+
+def _system_named(path: str, cwd: str, home: str, *, expands: bool) -> str | None:
+    """The device or kernel setting a path (a shell word, relative to ``cwd``) names, in every form the
+    shell may expand it to: a glob, braces, a default (``/d?v/sda``, ``/{dev,x}/sda``, ``${D:-/dev/sda}``)."""
+    if not (expands and _SHELL_SPECIAL.search(path)):
+        return _system_file(normalize_path(_joined(path, cwd, home)))
+    for variable in ("${HOME}", "$HOME"):
+        path = path.replace(variable, home)  # a known value, not any text
+    for form in _glob_forms(path):
+        changed = _system_file(normalize_path(_joined(form, cwd, home)), pattern=True)
+        if changed is not None:
+            return changed
     return None
 
 
 def _system_use(use: PathUse, cwd: str, home: str, working: _Working) -> str | None:
-    """The device or kernel setting a write or removal the table read changes, as written or through the
-    links on disk (a word of a program the table does not know is no write: ``lsblk /dev/sda``)."""
+    """The device or kernel setting a write or removal the table read changes, as the shell may expand it
+    or through the links on disk; or that a word of a program the table cannot read names (by its text)."""
     if use.guessed:
-        return None
+        return _system_word(use, cwd, home)
     for path in _bases(use) or (use.path,):
-        joined = _joined(path, cwd, home)
-        for reading in (normalize_path(joined), *working.links(joined)):
+        changed = _system_named(path, cwd, home, expands=use.expands)
+        if changed is not None:
+            return changed
+        for reading in working.links(_joined(path, cwd, home)):
             changed = _system_file(reading)
             if changed is not None:
                 return changed
     return None
+
+
+def _system_word(use: PathUse, cwd: str, home: str) -> str | None:
+    """The device or kernel setting a word of a program the table cannot read names: itself, each side of
+    an ``=``, a short option's attached value (``-O/dev/sda``), each piece of a list (``-v /dev/sda:/d``).
+
+    Such a program may write what it is given (``hdparm --security-erase``, ``curl -o``, ``cryptsetup``),
+    and a disk is lost at once: it asks, as a protected name in such a word does. The table's readers of
+    devices (``lsblk``, ``blkid``, ``df``) are no such program.
+    """
+    for part in _parts(use.path):
+        pieces = _LIST_SEPARATORS.split(part) if _LIST_SEPARATORS.search(part) else [part]
+        for piece in pieces:
+            named = PathUse(piece, "touch", use.expands, use.bases, use.program)
+            for path in _bases(named) or (piece,):
+                changed = _system_named(path, cwd, home, expands=use.expands)
+                if changed is not None:
+                    return changed
+    return None
+
+
+_LIST_SEPARATORS: Final = re.compile(r"[:,]")
 
 
 def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) -> SafetyFinding | None:
@@ -301,7 +389,7 @@ def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) ->
     for path in paths:
         normal = normalize_path(path)
         try:
-            readings = [normal, *_physical(path)]
+            readings = [normal, *_physical(path, cwd)]
         except _TooManyLinks:
             return SafetyFinding(f"Writing to {path} follows too many symbolic links to check{_APPROVAL}")
         for reading in readings:
@@ -378,16 +466,20 @@ def _bases(use: PathUse) -> tuple[str, ...] | None:
     return tuple(use.path if base == "." else posixpath.join(base, use.path) for base in use.bases)
 
 
-def _removed(use: PathUse, cwd: str, home: str) -> str | None:
-    """What a removal takes away that no agent should, or why its target cannot be read."""
+def _removed(use: PathUse, cwd: str, home: str, *, spare_working: bool = False) -> str | None:
+    """What a removal takes away that no agent should, or why its target cannot be read; with
+    ``spare_working``, the working directory itself is no such tree (each directory the path may be read
+    from is still checked: ``cd .. && chmod -R 000 .``)."""
     paths = _bases(use)
     if paths is None:
         return f"{use.path} after changing directory"  # "cd $X && rm -rf usr"
     for path in paths:
         removed = _dangerous_removal(path, cwd, home, glob=use.expands)
         if removed is None and not use.guessed and not use.expands:
-            removed = _dangerous_removal(_removed_on_disk(_joined(path, cwd, home)), cwd, home, glob=False)
-        if removed is not None:
+            joined = _joined(path, cwd, home)
+            on_disk = _removed_on_disk(_commands_own(joined, cwd) or joined)
+            removed = _dangerous_removal(on_disk, cwd, home, glob=False)
+        if removed is not None and not (spare_working and removed == "the working directory"):
             return removed
     if use.expands and _UNKNOWN_TARGET.search(use.path) and use.path not in _home_forms(home):
         return f"{use.path}, which the shell expands"
@@ -485,7 +577,7 @@ class _Working:
         """``_physical(joined)``, looked up once per command (``_TooManyLinks`` each time it is asked)."""
         found = self._links.get(joined)
         if found is None:
-            found = self._links[joined] = tuple(_physical(joined))
+            found = self._links[joined] = tuple(_physical(joined, self.cwd))
         return found
 
     @property
@@ -500,6 +592,9 @@ class _Working:
 # a redirection that writes (through a link on disk, maybe into .git/hooks).
 _SPELLING: Final = re.compile(r"[\\$`*?\[{(>]|[^\x00-\x7f]")
 _QUOTES: Final = re.compile("['\"]")
+# A device or kernel setting named (or a folder of them a relative name is read from: cd /dev): any program
+# may write it, the table's or not, so the command is read in full.
+_SYSTEM_NAMES: Final = re.compile(r"(?<![\w.-])(?:dev|proc|sys)(?![\w.-])", re.IGNORECASE)
 _QUICK_LENGTH: Final = 10_000
 """Longer commands are always read in full (the reading says when one is too long to read)."""
 
@@ -522,7 +617,11 @@ def _by_text(
     # Most commands are plain and name nothing the checks care about: one search settles them at once.
     if _SPELLING.search(command) is None:
         plain = _QUOTES.sub("", command)
-        if protected.needles.search(plain) is None and not _names_a_program(plain.lower()):
+        if (
+            protected.needles.search(plain) is None
+            and _SYSTEM_NAMES.search(plain) is None
+            and not _names_a_program(plain.lower())
+        ):
             return None, False
     effects = command_effects(command)
     on_disk = any(use.action != "read" and not use.guessed for use in effects.paths)
@@ -554,17 +653,15 @@ def _decided(
             if use.action == "read":
                 continue
             if use.action in ("remove", "tree"):
-                removed = _removed(use, cwd, home)
                 # Changing the working directory's modes is the work (chmod -R u+w .); those of /, of the
                 # home directory or of a parent of the project lock out a system or a person.
-                if use.action == "tree" and removed == "the working directory":
-                    removed = None
+                removed = _removed(use, cwd, home, spare_working=use.action == "tree")
                 if removed is not None:
                     verb = "removes" if use.action == "remove" else "changes everything in"
                     return SafetyFinding(f"The command {verb} {removed}{_APPROVAL}")
             changed = _system_use(use, cwd, home, working)
             if changed is not None:
-                verb = "removes" if use.action == "remove" else "writes to"
+                verb = "removes" if use.action == "remove" else "may write to" if use.guessed else "writes to"
                 return SafetyFinding(f"The command {verb} {changed}{_APPROVAL}")
             touched = _touched(use, cwd, home, protected, dotglob=dotglob, working=working)
             if touched is not None:

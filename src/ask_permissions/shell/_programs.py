@@ -412,6 +412,14 @@ _GIT_HOOKS: Final = "git hooks (.git/hooks, .husky)"
 _GIT_TEMPLATE: Final = "git hooks from a template (.git/hooks)"
 _GIT_DIR: Final = "into .git/ (the command prints its path for another to use)"
 _START_UP: Final = "shell start-up files"
+# What some disk and firmware tools change without naming a device (the reasons' words).
+_VOLUMES: Final = "a disk's volumes (LVM)"
+_POOLS: Final = "a disk's pools or datasets (ZFS)"
+_MAPPER: Final = "the device mapper's devices"
+_FIRMWARE: Final = "a firmware chip"
+_DEVICE_NODE: Final = "a device node (a disk or memory, opened to whatever writes the node)"
+_BOOT_ENTRIES: Final = "the firmware's boot entries"
+_KERNEL_SETTINGS: Final = "kernel settings"
 # git settings whose value runs a program (or moves the hooks), compared case-folded as prefixes.
 _GIT_RUNNING_KEYS: Final = (
     "core.hookspath",
@@ -605,7 +613,8 @@ def _find() -> Program:
     return Program(
         ("find",),
         "remover",
-        "finds files; `-delete` or an `-exec rm` without a test removes what it starts from",
+        "finds files; `-delete` or an `-exec rm` without a test removes what it starts from "
+        "(an `-exec chmod` changes it whole)",
         (*tests, *others, *flags, *reads, *runs),
         _slots("read*"),
         syntax="find",
@@ -613,6 +622,10 @@ def _find() -> Program:
         when=(
             _when("delete", "test", slots="remove*"),
             When(without=frozenset({"test"}), launches="remover", slots=_slots("remove*")),
+            # A writer run on everything found changes the whole tree, as chmod -R does; on what a test
+            # picks, it writes below where find starts (find /dev -name 'sd*' -exec wipefs -a {} +).
+            When(without=frozenset({"test"}), launches="writer", slots=_slots("tree*")),
+            When(launches="writer", slots=_slots("touch*")),
         ),
     )
 
@@ -1149,12 +1162,56 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "-a|--append -i|--ignore-interrupts -p --output-error?",
         "write*",
     ),
+    # The first operand is a mode or an owner (`chown -R $USER build`), but with --reference; GNU chmod reads
+    # `-w`, `-x`, ... as the mode.
     _row(
-        "chmod chown chgrp chattr setfacl",
+        "chmod",
         "writer",
-        "changes files' modes or owners",
-        "-c|--changes -f|--silent|--quiet -v|--verbose --dereference -h|--no-dereference --no-preserve-root "
-        "--preserve-root --reference=read -R|--recursive#tree --from=",
+        "changes files' modes",
+        "-c|--changes -f|--silent|--quiet -v|--verbose --no-preserve-root --preserve-root "
+        "--reference=read#reference -R|--recursive#tree "
+        + " ".join(f"-{letter}?#mode" for letter in "rwxXstugoa"),
+        "data write*",
+        strict=False,
+        when=(
+            _when("tree reference", slots="tree*"),
+            _when("tree mode", slots="tree*"),
+            _when("tree", slots="data tree*"),
+            _when("reference", slots="write*"),
+            _when("mode", slots="write*"),
+        ),
+    ),
+    _row(
+        "chown chgrp",
+        "writer",
+        "changes files' owners",
+        "-c|--changes -f|--silent|--quiet -v|--verbose --dereference -h|--no-dereference -H -L -P "
+        "--no-preserve-root --preserve-root --reference=read#reference -R|--recursive#tree --from=",
+        "data write*",
+        strict=False,
+        when=(
+            _when("tree reference", slots="tree*"),
+            _when("tree", slots="data tree*"),
+            _when("reference", slots="write*"),
+        ),
+    ),
+    # chattr reads `-i`, `-a`, ... (and `+i`, `=i`) as the attributes it clears (or sets).
+    _row(
+        "chattr",
+        "writer",
+        "changes files' attributes",
+        "-R#tree -V -f -v= -p= " + " ".join(f"-{letter}" for letter in "aAcCdDeFijmPsStTux"),
+        "write*",
+        strict=False,
+        when=(_when("tree", slots="tree*"),),
+    ),
+    _row(
+        "setfacl",
+        "writer",
+        "changes files' access lists",
+        "-m|--modify= -x|--remove= -M|--modify-file=read -X|--remove-file=read --set= --set-file=read "
+        "-b|--remove-all -k|--remove-default -d|--default -L|--logical -P|--physical -n|--no-mask --mask "
+        "--restore=read --test -R|--recursive#tree",
         "write*",
         strict=False,
         when=(_when("tree", slots="tree*"),),
@@ -1178,11 +1235,146 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         strict=False,
     ),
     _row(
-        "fdisk sfdisk cfdisk gdisk sgdisk parted",
+        "fdisk gdisk",
+        "writer",
+        "changes a disk's partition table; `-l` lists it",
+        "-l|--list#list -x|--list-details#list -b|--sector-size= -u|--units? -o|--output= -h|--help",
+        "write*",
+        strict=False,
+        when=(_when("list", slots="read*"),),
+    ),
+    _row(
+        "sfdisk",
+        "writer",
+        "changes a disk's partition table; `-l`, `-d`, `-J` list it",
+        "-l|--list#list -F|--list-free#list -d|--dump#list -J|--json#list -s|--show-size#list "
+        "-g|--show-geometry#list -V|--verify#list -o|--output= -u|--unit= -h|--help",
+        "write*",
+        strict=False,
+        when=(_when("list", slots="read*"),),
+    ),
+    # sgdisk -l loads a backup into the disk; parted -l lists every disk but runs the commands it is given.
+    _row(
+        "cfdisk sgdisk parted",
         "writer",
         "changes a disk's partition table",
-        "-l|--list -b|--sector-size= -u|--units? -h|--help",
+        "-b|--sector-size= -u|--units? -h|--help",
         "write*",
+        strict=False,
+    ),
+    # These lose a disk's data by a volume's or a pool's name, no device path in sight: each such call asks,
+    # as a write to a device does (their readers are other programs or verbs: lvs, zpool status).
+    _row(
+        "pvremove vgremove lvremove vgreduce lvreduce lvresize pvmove vgsplit vgmerge lvconvert",
+        "writer",
+        "changes a disk's volumes (LVM)",
+        "",
+        "touch*",
+        strict=False,
+        implicit=_VOLUMES,
+    ),
+    _row(
+        "lvm",
+        "subcommands",
+        "runs an LVM command; `vgremove`, `lvremove`, … change a disk's volumes",
+        "",
+        "touch*",
+        strict=False,
+        verbs=(
+            _verb(
+                "pvremove vgremove lvremove vgreduce lvreduce lvresize pvmove vgsplit vgmerge lvconvert",
+                "changes a disk's volumes",
+                implicit=_VOLUMES,
+            ),
+        ),
+    ),
+    _row(
+        "zpool zfs",
+        "subcommands",
+        "manages ZFS pools and datasets; `destroy`, `create`, `rollback`, … change them",
+        "",
+        "touch*",
+        strict=False,
+        verbs=(
+            _verb(
+                "destroy create labelclear add attach detach replace split offline initialize trim rollback "
+                "receive recv",
+                "changes a disk's pools or datasets",
+                implicit=_POOLS,
+            ),
+        ),
+    ),
+    _row(
+        "dmsetup",
+        "subcommands",
+        "manages device-mapper devices; `remove`, `create`, `load`, … change them",
+        "",
+        "touch*",
+        strict=False,
+        verbs=(
+            _verb(
+                "remove remove_all create load reload wipe_table clear rename message suspend",
+                "changes device-mapper devices",
+                implicit=_MAPPER,
+            ),
+        ),
+    ),
+    # A block or character node made anywhere opens the disk (or memory) it numbers to every later writer.
+    _row(
+        "mknod",
+        "writer",
+        "makes a device node (or a FIFO)",
+        "-m|--mode= -Z|--context?",
+        "write data*",
+        when=(_when(min_operands=3, implicit=_DEVICE_NODE),),
+    ),
+    _row(
+        "flashrom",
+        "writer",
+        "reads or writes a firmware chip",
+        "",
+        "touch*",
+        strict=False,
+        implicit=_FIRMWARE,
+    ),
+    _row(
+        "efibootmgr",
+        "writer",
+        "lists the firmware's boot entries; its options change them",
+        _options(
+            "-v|--verbose -q|--quiet -b|--bootnum= -d|--disk=touch -p|--part= -L|--label= -l|--loader=",
+            *(
+                Option(names, implicit=_BOOT_ENTRIES)
+                for names in (
+                    ("-B", "--delete-bootnum"),
+                    ("-c", "--create"),
+                    ("-C", "--create-only"),
+                    ("-O", "--delete-bootorder"),
+                    ("-a", "--active"),
+                    ("-A", "--inactive"),
+                    ("-N", "--delete-bootnext"),
+                    ("-T", "--delete-timeout"),
+                )
+            ),
+            *(
+                Option(names, "value", implicit=_BOOT_ENTRIES)
+                for names in (("-o", "--bootorder"), ("-n", "--bootnext"), ("-t", "--timeout"))
+            ),
+        ),
+        "touch*",
+        strict=False,
+    ),
+    _row(
+        "sysctl",
+        "writer",
+        "reads kernel settings; `-w`, `-p` and `--system` change them",
+        _options(
+            "-a|--all -n|--values -N|--names -e|--ignore -q|--quiet -b|--binary -r|--pattern=",
+            Option(("-w", "--write"), implicit=_KERNEL_SETTINGS),
+            Option(("-p", "--load"), "optional", "read", implicit=_KERNEL_SETTINGS),
+            Option(("--system",), implicit=_KERNEL_SETTINGS),
+        ),
+        "data*",
         strict=False,
     ),
     _row(
@@ -1225,6 +1417,13 @@ PROGRAMS: Final[tuple[Program, ...]] = (
     _reader("echo printf", "prints its words", "-v=", "data*"),
     _reader("pwd true false : basename dirname realpath readlink which type", "prints names", "", "data*"),
     _reader("test [", "tests files and strings", "", "read*"),
+    # Known so that naming a disk in them does not ask (a program the table cannot read may write one).
+    _reader(
+        "lsblk blkid findmnt df",
+        "lists disks, partitions and file systems",
+        "-o|--output= -t|--type= -x|--sort= -e|--exclude= -I|--include= -B|--block-size= -S|--source= "
+        "-T|--target= -F|--tab-file=read -n -l -P -J -b -a -f -h -s -i -k -m -p",
+    ),
     _reader(
         "stat file du diff cmp comm cut nl od tr cksum md5sum sha1sum sha256sum sha512sum",
         "reads files",
