@@ -14,6 +14,7 @@ from ._errors import (
     SandboxUnavailableError,
     StoreError,
     StoreUnavailableError,
+    SubmitOutcomeUnknownError,
     UnknownToolError,
 )
 from ._tool_call import ToolCall
@@ -105,6 +106,7 @@ __all__ = [
     "SqliteStore",
     "StoreError",
     "StoreUnavailableError",
+    "SubmitOutcomeUnknownError",
     "ToolCall",
     "ToolMetadata",
     "ToolReference",

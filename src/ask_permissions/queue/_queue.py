@@ -312,8 +312,9 @@ class ApprovalQueue:
         If ``on_submit`` raises, the action stays pending, the exception propagates and this submit
         does not drain. ``why`` (an ``AskExplanation``: why the call waits) is kept, read-only, as the
         action's ``why``. With a durable store the submit either queued the call and returns its id, or
-        queued nothing and raises ``StoreUnavailableError``: a store failure in the drain after the call
-        was queued is logged (logger ``ask_permissions.queue``), not raised, and the next drain covers it.
+        queued nothing and raises ``StoreUnavailableError`` (but see ``SubmitOutcomeUnknownError``): a
+        store failure in the drain after the call was queued is logged (logger ``ask_permissions.queue``),
+        not raised, and the next drain covers it.
 
         Raises:
             TypeError: ``tool_name`` is not a string, ``auto_approvable`` not a bool, ``message`` not a
@@ -322,6 +323,9 @@ class ApprovalQueue:
                 wrong type or an unknown key; or, with ``require_json``, ``args`` is not a JSON value or
                 ``tool_call_id`` not a string, an integer or None (the message names the call).
             StoreUnavailableError: (durable stores) the store failed; nothing was queued.
+            SubmitOutcomeUnknownError: (PostgreSQL) the connection broke with the call sent, and the
+                server stayed out of reach: the call may be queued; submitted again on the same store, it
+                is queued once.
         """
         name = require_tool_name(tool_name)
         if not isinstance(auto_approvable, bool):

@@ -11,6 +11,7 @@ SQLite). A row is read strictly: anything this package would not have written ra
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -47,6 +48,7 @@ __all__ = [
     "READ_COLUMNS",
     "SCHEMA_VERSION",
     "Execute",
+    "Inserted",
     "SqlStore",
     "positive_seconds",
 ]
@@ -440,6 +442,17 @@ def encode_action(action: Action) -> dict[str, Any]:
     }
 
 
+class Inserted(NamedTuple):
+    """Where a submit's call is: the row an insert wrote, or one a submit of the same call wrote before
+    and could not tell of (see ``SubmitOutcomeUnknownError``)."""
+
+    action_id: int
+    mark: str
+    """The row's ``submit_owner``: the mark of the insert that wrote it."""
+    submitted_at: str | None = None
+    """When that earlier submit was made (as the row holds it), if it is not this one."""
+
+
 class SqlStore(ApprovalStore):
     """A store in a database: what SQLite and PostgreSQL share (see ``SqliteStore``, ``PostgresStore``).
 
@@ -511,11 +524,12 @@ class SqlStore(ApprovalStore):
         """
 
     @abstractmethod
-    def _insert(self, session: str, row: dict[str, Any]) -> int:
-        """Insert a new pending action with the session's next id (atomically); that id.
+    def _insert(self, session: str, row: dict[str, Any]) -> Inserted:
+        """Insert a new pending action with the session's next id (atomically); where it is.
 
         Raises:
             StoreUnavailableError: nothing was inserted.
+            SubmitOutcomeUnknownError: (PostgreSQL) whether it was inserted could not be found out.
         """
 
     @abstractmethod
@@ -823,11 +837,15 @@ class _SqlQueue(QueueState):
         row["submit_owner"] = mark
         row["submitting"] = submitting
         row["submit_until"] = store._now() + store._lease if submitting else None
-        action_id = store._insert(self._session, row)
+        inserted = store._insert(self._session, row)
+        action_id = inserted.action_id
         if submitting:
-            self._marks[action_id] = mark
-            store._leases.hold_submit(self._session, action_id, mark)
-        return build(action_id)
+            self._marks[action_id] = inserted.mark
+            store._leases.hold_submit(self._session, action_id, inserted.mark)
+        action = build(action_id)
+        if inserted.submitted_at is not None:
+            action = dataclasses.replace(action, submitted_at=datetime.fromisoformat(inserted.submitted_at))
+        return action
 
     def end_submit(self, action_id: int) -> None:
         store = self._store

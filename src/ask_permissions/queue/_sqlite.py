@@ -23,6 +23,7 @@ from ._sql import (
     MIGRATIONS,
     SCHEMA_VERSION,
     Execute,
+    Inserted,
     SqlStore,
     positive_seconds,
 )
@@ -272,11 +273,11 @@ class SqliteStore(SqlStore):
         self._troubled = False
         return result
 
-    def _insert(self, session: str, row: dict[str, Any]) -> int:
+    def _insert(self, session: str, row: dict[str, Any]) -> Inserted:
         rows = self._execute(_INSERT, row | {"session": session})
         if not rows:
             raise ValueError(f"session {preview(session)} has given every id up to {MAX_ID}")
-        return int(rows[0][0])
+        return Inserted(int(rows[0][0]), row["submit_owner"])
 
     def _columns(self, execute: Execute) -> set[str]:
         return {row[1] for row in execute("PRAGMA table_info(ask_permissions_actions)", {})}
