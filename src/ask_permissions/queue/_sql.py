@@ -920,6 +920,8 @@ class _SqlQueue(QueueState):
             decided_by=text_column(resolution.decided_by),
             edited_args=None if resolution.edited_args is None else _json_text(resolution.edited_args),
         )
+        if store._leases.resolving(self._session, action_id):
+            return None  # another thread of this process resolves it
         issued = time.monotonic()  # the lease, as this process counts it, runs from before the claim
         applying = store._change("claim", self._session, params)
         if applying is None:
@@ -947,7 +949,7 @@ class _SqlQueue(QueueState):
 
     def resolve(self, action_id: int, resolution: Resolution, resolved_at: datetime) -> Action | None:
         store = self._store
-        if not 0 < action_id < 2**63:
+        if not 0 < action_id < 2**63 or store._leases.resolving(self._session, action_id):
             return None
         token = uuid.uuid4().hex
         approve = resolution.approve
