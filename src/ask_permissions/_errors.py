@@ -13,6 +13,7 @@ __all__ = [
     "PermissionsError",
     "ResolutionNotRecordedError",
     "SandboxUnavailableError",
+    "StoreClosedError",
     "StoreError",
     "StoreUnavailableError",
     "SubmitOutcomeUnknownError",
@@ -136,6 +137,21 @@ class SubmitOutcomeUnknownError(StoreUnavailableError):
     def __init__(self, message: str, *, store: str, session: str) -> None:
         super().__init__(message, store=store)
         self.session = session
+
+
+class StoreClosedError(StoreError, RuntimeError):
+    """The store was closed: ``store.close()`` wakes whoever waits on it (``wait``, ``wait_async``) with
+    this error, and a wait begun afterwards raises it at once. A database store raises it for every
+    submit, approval, rejection and drain once ``close()`` began, and for every operation once it has
+    returned; the operation changed nothing. A closed store cannot be used again: open another.
+
+    Attributes:
+        store: the store, as its messages name it (``memory:`` for a ``MemoryStore``).
+    """
+
+    def __init__(self, message: str, *, store: str) -> None:
+        super().__init__(message)
+        self.store = store
 
 
 class InvalidEvidenceError(PermissionsError, ValueError):

@@ -280,7 +280,12 @@ class PostgresStore(SqlStore):
         return connection
 
     def _usable(self) -> psycopg.Connection[Any]:
-        """The main connection, or a new one if it broke or its server hung up. Locked."""
+        """The main connection, or a new one if it broke or its server hung up. Locked.
+
+        Raises:
+            StoreClosedError: the store was closed.
+        """
+        self._refuse_if_released()
         connection = self._connection
         if connection.closed or connection.broken or _hung_up(connection):
             with contextlib.suppress(Exception):
@@ -490,6 +495,7 @@ class PostgresStore(SqlStore):
 
     @contextlib.contextmanager
     def _drain_lock(self, session: str) -> Iterator[None]:
+        self.check_open()
         with self._pool_lock:
             connection = self._idle_lock_connections.pop() if self._idle_lock_connections else None
         if connection is None or connection.closed or connection.broken or _hung_up(connection):
@@ -513,13 +519,15 @@ class PostgresStore(SqlStore):
             except self._driver.Error:
                 pass  # the connection broke, and the lock went with it
             with self._pool_lock:
-                if reusable and len(self._idle_lock_connections) < _IDLE_LOCK_CONNECTIONS:
+                # Closing: the store closes the idle connections once, after it stopped new drains.
+                kept = reusable and not self._closed.is_set()
+                if kept and len(self._idle_lock_connections) < _IDLE_LOCK_CONNECTIONS:
                     self._idle_lock_connections.append(connection)
-                    reusable = False
-            if not reusable:
+                else:
+                    kept = False
+            if not kept:
                 with contextlib.suppress(Exception):
-                    if connection not in self._idle_lock_connections:
-                        connection.close()
+                    connection.close()
 
     # -- noticing other processes' changes ---------------------------------------------------------------
 
@@ -552,19 +560,22 @@ class PostgresStore(SqlStore):
                 self._changed_elsewhere(None)
                 self._closed.wait(0.5)
 
-    def close(self) -> None:
-        """Stop the listener and the lease renewer, and close the connections."""
-        self._closed.set()
+    def _wake_closed(self) -> None:
+        self._listening.set()  # a watch that waits for the listener to begin: it never will
+        super()._wake_closed()
+
+    def _release(self) -> None:
+        """Stop the listener, and close the connections (see ``SqlStore.close``)."""
         listener = self._listener
         if listener is not None:
             listener.join(5)
-        super().close()
+        with self._lock:
+            self._released = True
+            self._connection.close()
         with self._pool_lock:
             idle, self._idle_lock_connections[:] = list(self._idle_lock_connections), []
         for connection in idle:
             connection.close()
-        with self._lock:
-            self._connection.close()
 
 
 @dataclasses.dataclass(slots=True)

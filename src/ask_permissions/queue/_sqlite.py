@@ -248,6 +248,7 @@ class SqliteStore(SqlStore):
     def _execute(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         try:
             with self._lock:
+                self._refuse_if_released()
                 rows = self._connection.execute(sql, params).fetchall()
         except sqlite3.Error as error:
             raise self._failure(error) from error
@@ -258,6 +259,7 @@ class SqliteStore(SqlStore):
         # One connection to a local file: a failed statement or commit is rolled back, so nothing to retry.
         try:
             with self._lock:
+                self._refuse_if_released()
                 connection = self._connection
                 connection.execute("BEGIN IMMEDIATE")
                 try:
@@ -285,6 +287,7 @@ class SqliteStore(SqlStore):
     def _delete(self, sql: str, params: dict[str, Any]) -> int:
         try:
             with self._lock:
+                self._refuse_if_released()
                 count = self._connection.execute(sql, params).rowcount
         except sqlite3.Error as error:
             raise self._failure(error) from error
@@ -292,6 +295,7 @@ class SqliteStore(SqlStore):
         return count
 
     def _drain_lock(self, session: str) -> contextlib.AbstractContextManager[None]:
+        self.check_open()
         if self._read_only:  # a drain approves: refused before its lock file is made
             raise StoreUnavailableError(
                 f"{self._where}: opened read-only, so it cannot drain (a drain approves)", store=self._where
@@ -352,16 +356,15 @@ class SqliteStore(SqlStore):
             if connection is not None:
                 connection.close()
 
-    def close(self) -> None:
-        """Stop the watcher and the lease renewer, and close the connection."""
-        self._closed.set()
+    def _release(self) -> None:
+        """Stop the watcher, and close the connection (see ``SqlStore.close``)."""
         with self._watch:
             self._watch.notify_all()
         poller = self._poller
         if poller is not None:
             poller.join(5)
-        super().close()
         with self._lock:
+            self._released = True
             self._connection.close()
 
 
