@@ -34,6 +34,7 @@ from ask_permissions import (
     SessionPermissionGrants,
     SqliteStore,
     StoreClosedError,
+    StoreUnavailableError,
     open_store,
 )
 
@@ -542,6 +543,76 @@ class TestClosedStores:
         assert status_elsewhere(stores(store_url), session, auto) == "approved"
         assert status_elsewhere(stores(store_url), elsewhere.session, waited) == "pending"
         assert refused(lambda: queue.pending_actions)
+
+
+class TestReplacedFile:
+    """SQLite: another process deletes the database file under a running store, or moves another
+    database over it (a reset by hand, a restore by ``mv``)."""
+
+    @staticmethod
+    def opened_and_kept(
+        tmp_path: Path, stores: Callable[..., ApprovalStore]
+    ) -> tuple[ApprovalStore, ApprovalQueue, Path]:
+        """A store on ``approvals.db``, a queue of it with action 1 pending, and a second name of that
+        file (a hard link) to bring it back by."""
+        path = tmp_path / "approvals.db"
+        store = stores(f"sqlite:///{path}")
+        queue = ApprovalQueue(store=store, session=fresh_session())
+        queue.submit(tool_call_id="a", tool_name="bash")
+        kept = tmp_path / "kept.db"
+        os.link(path, kept)
+        return store, queue, kept
+
+    @staticmethod
+    def refuses_everything(store: ApprovalStore, queue: ApprovalQueue) -> None:
+        """Reads, writes, resolutions (no callback run) and waits all fail for the store."""
+        calls: list[int] = []
+        queue.on_approve = lambda action: calls.append(action.id)
+        attempts: list[Callable[[], object]] = [
+            lambda: queue.pending_actions,
+            lambda: queue[1],
+            lambda: queue.submit(tool_call_id="b", tool_name="bash"),
+            lambda: queue.approve(1),
+            lambda: queue.reject(1),
+            store.sessions,
+        ]
+        for attempt in attempts:
+            with pytest.raises(StoreUnavailableError, match="deleted or replaced since this store opened it"):
+                attempt()
+        with pytest.raises(TimeoutError, match="the store is unavailable") as timed_out:
+            queue.wait(1, timeout=0.2)
+        assert isinstance(timed_out.value.__cause__, StoreUnavailableError)
+        assert calls == []
+
+    def test_a_file_moved_over_it(self, tmp_path: Path, stores: Callable[..., ApprovalStore]) -> None:
+        """Another database moved over the file: every operation raises StoreUnavailableError naming the
+        path (none reads or writes the old file, nor reopens the new one); the new file holds nothing of
+        the store's; moved back, the old file is used again, its action still pending."""
+        store, queue, kept = self.opened_and_kept(tmp_path, stores)
+        (tmp_path / "other").mkdir()
+        other_path = tmp_path / "other" / "approvals.db"
+        other = stores(f"sqlite:///{other_path}")
+        ApprovalQueue(store=other, session=queue.session).submit(tool_call_id="z", tool_name="read")
+        other.close()  # its WAL is written back into the file
+        new = tmp_path / "other" / "new.db"  # the new file by a name of its own, with no WAL beside it
+        os.link(other_path, new)
+        os.replace(other_path, tmp_path / "approvals.db")
+        self.refuses_everything(store, queue)
+        assert raw(f"sqlite:///{new}", "SELECT tool_call_id FROM ask_permissions_actions") == [('"z"',)]
+        os.replace(kept, tmp_path / "approvals.db")
+        [pending] = queue.pending_actions
+        assert (pending.id, pending.tool_call_id) == (1, "a")
+        assert queue.submit(tool_call_id="b", tool_name="bash") == 2
+
+    def test_a_deleted_file(self, tmp_path: Path, stores: Callable[..., ApprovalStore]) -> None:
+        """The file deleted: every operation raises StoreUnavailableError, and the store makes no new file."""
+        store, queue, kept = self.opened_and_kept(tmp_path, stores)
+        path = tmp_path / "approvals.db"
+        path.unlink()
+        self.refuses_everything(store, queue)
+        assert not path.exists()
+        os.replace(kept, path)
+        assert queue.submit(tool_call_id="b", tool_name="bash") == 2
 
 
 def refused(operation: Callable[[], object]) -> bool:
