@@ -363,6 +363,32 @@ class TestPoliciesPassAnswersOn:
         assert len(blocked) == 1
         assert blocked[0].layer == "deny_rule"
 
+    @pytest.mark.parametrize("scope", ["session", "project"])
+    def test_a_refused_edit_carries_no_scope(self, tmp_path: Path, scope: str) -> None:
+        """An edit the policy refuses runs nothing, so no allow rule is written for it, here or elsewhere."""
+        granted: list[int] = []
+        source = SettingsSource("project", str(tmp_path), None, deny=("Bash(rm -rf /*)",))
+        settings = PermissionSettings([source], project_dir=str(tmp_path))
+        queue = _queue()
+        policy = LayeredPolicy(
+            queue=queue, settings=settings, on_project_grant=lambda action: granted.append(action.id)
+        )
+        here = policy.before_tool_call(ToolCall("Bash", {"command": "rm -rf build"}, "tc-1"))
+        elsewhere = policy.before_tool_call(ToolCall("Bash", {"command": "rm -rf dist"}, "tc-2"))
+        assert here["action"] == elsewhere["action"] == "pending"
+        policy.approve(here["action_id"], scope=scope, arguments={"command": "rm -rf /etc"})  # type: ignore[arg-type]
+        # The same answer through another queue object (as the command or the web inbox give it).
+        ApprovalQueue(store=queue.store, session=queue.session).approve(
+            elsewhere["action_id"],
+            scope=scope,  # type: ignore[arg-type]
+            arguments={"command": "rm -rf /usr"},
+        )
+        assert not policy.outcome(here).runs
+        assert not policy.outcome(elsewhere).runs
+        assert [(s.name, s.allow) for s in settings.sources if s.allow] == []
+        assert not Path(settings.local_path).exists()
+        assert granted == []
+
     def test_an_edit_that_would_ask_runs(self) -> None:
         """An edit the policy would only ask about runs: the person who edited it approved it."""
         policy, _ = _layered(_queue(), ask=["Bash(git push *)"])

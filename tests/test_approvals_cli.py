@@ -231,6 +231,50 @@ class TestShowApproveReject:
         default.reject(submitted)
 
 
+class _Lines:
+    """What a watch prints, line by line, and a way to wait for it."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.changed = threading.Condition()
+
+    def write(self, text: str) -> int:
+        with self.changed:
+            self.lines.extend(line for line in text.splitlines() if line)
+            self.changed.notify_all()
+        return len(text)
+
+    def flush(self) -> None:
+        return
+
+    def wait_for(self, count: int) -> None:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.lines) >= count, 20), self.lines
+
+
+def _watching(store_url: str, session: str, limit: int, out: _Lines, statuses: list[int]) -> threading.Thread:
+    """``approvals watch --json --limit LIMIT --session SESSION`` on a thread, printing into ``out``."""
+
+    def watch() -> None:
+        from ask_permissions.cli._approvals import run_approvals
+        from ask_permissions.cli._main import _parser
+
+        argv = [
+            "approvals",
+            "watch",
+            "--json",
+            "--limit",
+            str(limit),
+            "--timeout",
+            "30",
+            "--session",
+            session,
+        ]
+        statuses.append(run_approvals(_parser().parse_args([*argv, "--store", store_url]), out))  # type: ignore[arg-type]
+
+    return start(watch)
+
+
 class TestWatch:
     """watch prints the pending actions, then each new one as another process submits it."""
 
@@ -291,30 +335,9 @@ class TestWatch:
         """An answer given by another process is printed as a resolved event, naming who gave it."""
         queue = queue_in(store)
         queue.submit(tool_call_id="c1", tool_name="bash")
-        printed = threading.Event()
-        lines: list[str] = []
-
-        class Out:
-            def write(self, text: str) -> int:
-                lines.extend(line for line in text.splitlines() if line)
-                printed.set()
-                return len(text)
-
-            def flush(self) -> None:
-                return
-
-        statuses: list[int] = []
-
-        def watch() -> None:
-            from ask_permissions.cli._approvals import run_approvals
-            from ask_permissions.cli._main import _parser
-
-            argv = ["approvals", "watch", "--json", "--limit", "2", "--session", queue.session]
-            options = _parser().parse_args([*argv, "--store", store_url])
-            statuses.append(run_approvals(options, Out()))  # type: ignore[arg-type]
-
-        watcher = start(watch)
-        assert printed.wait(10)
+        out, statuses = _Lines(), list[int]()
+        watcher = _watching(store_url, queue.session, 2, out, statuses)
+        out.wait_for(1)
         other = open_store(store_url)
         try:
             ApprovalQueue(store=other, session=queue.session).reject(1, feedback="no", decided_by="bob")
@@ -322,12 +345,42 @@ class TestWatch:
         finally:
             other.close()
         assert statuses == [0]
-        events = [json.loads(line) for line in lines]
+        events = [json.loads(line) for line in out.lines]
         assert [(event["event"], event["status"]) for event in events] == [
             ("submitted", "pending"),
             ("resolved", "rejected"),
         ]
         assert (events[1]["decided_by"], events[1]["feedback"]) == ("bob", "no")
+
+    def test_a_resolution_seen_while_applying_is_printed(self, store_url: str, store: ApprovalStore) -> None:
+        """An approval whose on_approve runs while watch looks (the action is "applying") is still printed
+        once it is recorded."""
+        session = fresh_session()
+        out, statuses = _Lines(), list[int]()
+        other = open_store(store_url)
+        try:
+            host = ApprovalQueue(store=other, session=session)
+
+            def on_approve(action: object) -> None:
+                # While this runs the action is "applying": make watch look now, and wait until it did.
+                host.submit(tool_call_id="c2", tool_name="deploy")
+                out.wait_for(2)
+
+            host.on_approve = on_approve
+            host.submit(tool_call_id="c1", tool_name="bash")
+            watcher = _watching(store_url, session, 3, out, statuses)
+            out.wait_for(1)
+            host.approve(1, decided_by="ann")
+            join(watcher)
+        finally:
+            other.close()
+        assert statuses == [0]
+        events = [json.loads(line) for line in out.lines]
+        assert [(event["event"], event["id"], event["status"]) for event in events] == [
+            ("submitted", 1, "pending"),
+            ("submitted", 2, "pending"),
+            ("resolved", 1, "approved"),
+        ]
 
     def test_timeout(self, capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
         """--timeout ends a watch that saw nothing, with status 0."""
@@ -406,6 +459,7 @@ class TestEditedAnswers:
     ) -> None:
         """The edit is kept as edited_args, who approved as decided_by; the line says it was edited."""
         queue = queue_in(store)
+        store.record_scopes(queue.session, {"once": "runs this call once"})  # as a policy over it does
         queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "rm -rf build dist"})
         status, out, err = run(
             capsys,
@@ -424,6 +478,22 @@ class TestEditedAnswers:
         action = queue[1]
         assert action is not None
         assert (action.edited_args, action.decided_by) == ({"command": "rm -rf build"}, "ann")
+
+    def test_an_edit_no_policy_said_it_runs_is_refused(
+        self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore
+    ) -> None:
+        """A call no policy queued, in a session no policy spoke for (an agent of an earlier version, a host
+        running the queued call itself), takes no edit: exit 2 saying why, and nothing is approved."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash", args={"command": "rm -rf build dist"})
+        edit = '{"command": "rm -rf build"}'
+        status, out, err = run(
+            capsys, store_url, "approve", "1", "--arguments", edit, "--as", "ann", "--session", queue.session
+        )
+        assert (status, out) == (2, "")
+        assert_one_line_error(err, f"--arguments: action 1: no policy over session {queue.session!r} said")
+        assert "the model's own arguments might run instead" in err
+        assert queue.is_pending(1)
 
     def test_arguments_as_asked_are_no_edit(
         self, capsys: pytest.CaptureFixture[str], store_url: str, store: ApprovalStore

@@ -6,9 +6,14 @@ about each call of its plan and "runs" (records) what comes back approved; nothi
 
 from __future__ import annotations
 
+import html
+import http.client
 import json
 import os
 import shutil
+import signal
+import sqlite3
+import subprocess
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -280,6 +285,85 @@ class TestInBrowser:
             store.close()
 
 
+# What a model, a host or a person might write into a field the page shows: markup, attribute breakouts,
+# script URLs, a closing tag for each raw-text element, a bidi override that reorders what is read.
+HOSTILE = [
+    '<img src=x onerror="window.pwned=1">',
+    '"><svg onload=window.pwned=1>',
+    "'><script>window.pwned=1</script>",
+    "</textarea><script>window.pwned=1</script>",
+    "</template><img src=x onerror=window.pwned=1>",
+    "</pre><iframe src=javascript:window.pwned=1></iframe>",
+    "javascript:window.pwned=1",
+    "{{constructor.constructor('window.pwned=1')()}}",
+    "rm -rf ~ \u202e#/ dliub",
+]
+INJECTED = "img, svg, script:not([src^='/static/']), iframe, object, embed, a[href^='javascript']"
+
+
+class TestHostileText:
+    """Whatever a tool name, argument, reason, rule, session, feedback or name holds, the page shows it as
+    text: no markup of theirs reaches the page, and nothing of theirs runs."""
+
+    def test_every_field_is_text(self, inbox: InboxServer, browser: Any, store_path: Path) -> None:
+        """Pending cards and the history show hostile values literally, with no element made from them."""
+        store = SqliteStore(store_path)
+        try:
+            for number, text in enumerate(HOSTILE):
+                name = text.replace("\u202e", "")  # a session or a person's name is printable text
+                queue = ApprovalQueue(store=store, session=f"s{number} {name}")
+                why: AskExplanation = {
+                    "layer": "ask_rule",
+                    "rule": text,
+                    "source": text,
+                    "reason": text,
+                    "suggestions": [text],
+                    "scopes": {"once": text},
+                }
+                queue.submit(tool_call_id="a", tool_name=f"T{text}", args={text: text, "n": [text]}, why=why)
+                queue.submit(tool_call_id="b", tool_name=f"T{text}", args={"x": text * 40}, why=why)
+                queue.submit(tool_call_id="c", tool_name=f"T{text}", message=text)
+                queue.reject(2, feedback=text, decided_by=f"p {name}")
+                queue.approve(3, arguments={text: text}, decided_by=f"q {name}")
+            page = browser.new_page()
+            dialogs: list[str] = []
+
+            def dismiss(dialog: Any) -> None:
+                dialogs.append(dialog.message)
+                dialog.dismiss()
+
+            page.on("dialog", dismiss)
+            page.goto(inbox.url)
+            page.locator("#live.on").wait_for(timeout=SECONDS)
+            cards = page.locator("article.action")
+            assert cards.count() == len(HOSTILE)
+            for button in page.locator("button.edit").all():
+                button.click()  # the editor's template becomes part of the page
+            assert page.locator(INJECTED).count() == 0
+            tools = page.locator("article.action .tool").all_text_contents()  # cards off screen too
+            assert sorted(tools) == sorted(f"T{text}".replace("\u202e", "\\u202e") for text in HOSTILE)
+            for card, text in zip(cards.all(), HOSTILE, strict=True):
+                shown = text.replace("\u202e", "\\u202e")
+                assert card.locator(".reason").text_content() == shown
+                assert card.locator(".suggestions code").text_content() == shown
+                edited = json.loads(card.get_by_label("Edited arguments (JSON)").input_value())
+                assert edited == {text: text, "n": [text]}  # the editor holds the very call
+            page.get_by_role("link", name="History").click()
+            page.locator("#history tbody tr").first.wait_for(timeout=SECONDS)
+            assert page.locator("#history tbody tr").count() == 2 * len(HOSTILE)
+            for details in page.locator("#history details").all():
+                details.evaluate("element => { element.open = true; }")
+            assert page.locator(INJECTED).count() == 0
+            history = page.locator("#history").inner_text()
+            for text in HOSTILE:
+                assert "p " + text.replace("\u202e", "") in history  # who rejected
+                assert text.replace("\u202e", "\\u202e") in history  # their feedback
+            assert page.evaluate("window.pwned") is None
+            assert dialogs == []
+        finally:
+            store.close()
+
+
 @pytest.fixture(scope="module")
 def shared_store_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One store for the bad-input tests: each has a session of its own in it."""
@@ -404,6 +488,30 @@ class TestBadInput:
         assert message in reply["message"]
         assert queue.is_pending(1)
 
+    def test_an_edit_the_host_might_not_run(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """No policy over the session said its host runs edits: the card offers no Edit, a crafted edit is
+        400 saying why and changes nothing; once a policy spoke for the session, the same edit is given."""
+        status, _, body = inbox.request("GET", "/fragment")
+        assert status == 200
+        card = body[body.index(f'data-key="1@{html.escape(queue.session)}"') :].split("</article>")[0]
+        assert '<button type="button" class="edit" disabled>Edit</button>' in card
+        assert "editor-template" not in card
+        form = {
+            **inbox.card_form(queue.session, 1),
+            "decision": "approve",
+            "scope": "once",
+            "arguments": '{"command": "ls -a"}',
+        }
+        status, reply = inbox.answer(form)
+        assert status == 400
+        assert "no policy over session" in reply["message"]
+        assert "the model's own arguments might run instead" in reply["message"]
+        assert queue.is_pending(1)
+        queue.store.record_scopes(queue.session, {"once": "runs this call once"})  # a policy's word
+        status, reply = inbox.answer(form)
+        assert status == 200, reply
+        assert queue[1].edited_args == {"command": "ls -a"}  # type: ignore[union-attr]
+
     def test_a_scope_the_host_would_not_honour(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """A crafted scope the page did not offer is refused, saying why; the action stays pending."""
         form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "project"}
@@ -463,6 +571,26 @@ class TestBadInput:
             ann.stop()
             bob.stop()
 
+    def test_a_store_that_cannot_record_says_so(
+        self, inbox: InboxServer, queue: ApprovalQueue, store_path: Path
+    ) -> None:
+        """An answer the store cannot take now (another process holds its write lock) is 503 with the
+        reason, as JSON the page shows; nothing changed, and the same answer works once the lock is gone."""
+        form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
+        blocker = sqlite3.connect(store_path, isolation_level=None)
+        try:
+            blocker.execute("BEGIN IMMEDIATE")
+            status, reply = inbox.answer(form)
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        assert status == 503, reply
+        assert "nothing was changed" in reply["message"]
+        assert "locked" in reply["message"]
+        assert queue.is_pending(1)
+        status, reply = inbox.answer(form)
+        assert (status, reply["ok"]) == (200, True)
+
     def test_the_action_reads_as_json(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """GET /action gives one action as JSON; an unknown one is 404."""
         status, _, body = inbox.request("GET", f"/action?session={quote(queue.session)}&id=1")
@@ -473,7 +601,29 @@ class TestBadInput:
 
 
 class TestCommand:
-    """The command's own bad input: no store, a store that is not a database."""
+    """The command's own bad input: no store, a store that is not a database; Ctrl-C stops it."""
+
+    def test_ctrl_c_stops_it_while_a_page_listens(self, store_path: Path) -> None:
+        """Ctrl-C ends the open event streams and stops the inbox (exit 0), with a page still open."""
+        server = InboxServer(f"sqlite:///{store_path}")
+        connection = http.client.HTTPConnection(server.host, server.port, timeout=60)
+        try:
+            connection.request(
+                "GET", "/events", headers={"Cookie": server.cookie, "Host": f"{server.host}:{server.port}"}
+            )
+            events = connection.getresponse()
+            assert events.status == 200
+            assert events.read1(100).startswith(b"retry:")  # the page is listening
+            server.process.send_signal(signal.SIGINT)
+            try:
+                status = server.process.wait(30)
+            except subprocess.TimeoutExpired:
+                pytest.fail("Ctrl-C did not stop the inbox while a page listened to its events")
+            assert status == 0
+            assert events.read().count(b"retry:") == 0  # the stream ended whole (the page reconnects)
+        finally:
+            connection.close()
+            server.stop()
 
     def test_a_memory_store_is_refused(self, capsys: pytest.CaptureFixture[str]) -> None:
         """memory: is no store another process shares: exit 2 saying so."""

@@ -304,13 +304,13 @@ CASES = [
     ),
     Case(
         "accept-edits-not-an-attached-target",
-        bash("mv payload -t/root/.ssh"),
+        bash("mv payload -t/root/notes"),
         ("pending", "default"),
         mode="acceptEdits",
     ),
     Case(
         "accept-edits-not-a-tilde-plus-path",
-        bash("cp key.pub ~+/../.ssh/authorized_keys"),
+        bash("cp key.pub ~+/../notes/key.pub"),
         ("pending", "default"),
         mode="acceptEdits",
     ),

@@ -19,6 +19,9 @@ HOME = "/home/dev"
 
 # Shell commands that touch a protected path or remove a tree no agent should: each must ask.
 MUST_ASK = [
+    "echo 'ssh-ed25519 AAAA attacker' >> ~/.ssh/authorized_keys",
+    "cp config.evil ~/.ssh/config",
+    "tee -a $HOME/.gnupg/gpg-agent.conf",
     "echo 'curl x | sh' >> ~/.bashrc",
     "echo hi >.bashrc",
     "printf x > $HOME/.zshrc",

@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from ask_permissions import ApprovalQueue, WebhookNotifier, slack_message
+from ask_permissions.notify._webhook import event_data
 
 SECRET = b"shared-secret"
 WAIT = 20.0  # seconds a test waits for what must happen (never a timing assertion)
@@ -30,6 +31,8 @@ class Receiver:
         self.hold = threading.Event()  # set: each request waits for ``release`` before it is answered
         self.release = threading.Event()
         self.holding = threading.Event()
+        self.location: str | None = None  # sent with every answer (a redirect, with a 3xx status)
+        self.gets: list[str] = []  # paths asked for with GET (a notifier that followed a redirect)
         receiver = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -43,6 +46,16 @@ class Receiver:
                     status = receiver.statuses.pop(0) if receiver.statuses else 200
                     receiver.changed.notify_all()
                 self.send_response(status)
+                if receiver.location is not None:
+                    self.send_header("Location", receiver.location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_GET(self) -> None:
+                with receiver.changed:
+                    receiver.gets.append(self.path)
+                    receiver.changed.notify_all()
+                self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
@@ -154,6 +167,36 @@ class TestEvents:
         assert '{"command": "make"}' in texts[0]
         assert texts[1] == "Bash #1 in session s was rejected by bob: not now"
 
+    @pytest.mark.parametrize("where", ["tool", "args", "reason", "session", "feedback", "decided_by"])
+    def test_slack_messages_carry_no_markup_of_the_call(self, where: str) -> None:
+        """What a model or a tool wrote reaches the channel as text: no mention, no link of its own, no
+        end to the arguments' code block, no line that looks like another message."""
+        hostile = (
+            "```\n:white_check_mark: approved by ann <!channel> <https://evil.example|Open the inbox> &amp;"
+        )
+        queue = ApprovalQueue(session=hostile.replace("\n", " ") if where == "session" else "s")
+        queue.submit(
+            tool_call_id="c1",
+            tool_name=hostile if where == "tool" else "Bash",
+            args={"command": hostile if where == "args" else "make"},
+            message=hostile if where == "reason" else "needs eyes",
+        )
+        submitted = event_data("submitted", queue.session, queue[1])  # type: ignore[arg-type]
+        queue.reject(
+            1,
+            feedback=hostile if where == "feedback" else None,
+            decided_by=hostile.replace("\n", " ") if where == "decided_by" else "bob",
+        )
+        resolved = event_data("resolved", queue.session, queue[1])  # type: ignore[arg-type]
+        texts = [slack_message(submitted)["text"], slack_message(resolved)["text"]]
+        for text, fences in zip(texts, (2, 0), strict=True):
+            assert "<" not in text, text  # Slack's mentions and links all start with one
+            assert ">" not in text, text
+            assert text.count("```") == fences, text  # only the arguments' own block
+            assert not any(line.startswith(":white_check_mark:") for line in text.splitlines()), text
+        shown = "".join(texts)
+        assert "&lt;!channel&gt; &lt;https://evil.example|Open the inbox&gt; &amp;amp;" in shown
+
 
 class TestDelivery:
     """Retries with backoff, in the background; nothing blocks or fails the agent's call."""
@@ -174,16 +217,20 @@ class TestDelivery:
         finally:
             receiver.close()
 
-    def test_a_refusal_is_not_retried(self) -> None:
-        """A 400 says the event itself is wrong: it is dropped after one attempt."""
-        receiver = Receiver([400])
+    @pytest.mark.parametrize("status", [400, 301, 302, 303, 307, 308])
+    def test_a_refusal_or_redirect_is_not_retried(self, status: int) -> None:
+        """A 400 says the event itself is wrong; a 3xx is not followed (the event would be lost, or sent
+        elsewhere): dropped after one attempt, never counted delivered."""
+        receiver = Receiver([status])
         try:
+            receiver.location = receiver.url.replace("/hook", "/elsewhere")
             notifier = _notifier(receiver.url)
             queue = ApprovalQueue()
             notifier.attach(queue)
             queue.submit(tool_call_id="c1", tool_name="Bash")
             notifier.close()
             assert len(receiver.requests) == 1
+            assert receiver.gets == []
             assert (notifier.delivered, notifier.dropped) == (0, 1)
         finally:
             receiver.close()

@@ -17,6 +17,7 @@ from ask_permissions.inbox._answers import (
     AnswerError,
     answer_scopes,
     default_user,
+    edit_refusal,
     is_unchanged,
     read_arguments,
     scope_refusal,
@@ -328,6 +329,10 @@ def _resolve(out: TextIO, store: ApprovalStore, options: argparse.Namespace) -> 
             refused = scope_refusal(store, queue.session, action, options.scope)
             if refused is not None:
                 raise AnswerError(f"--scope {options.scope}: {refused}")
+            if arguments is not None and not is_unchanged(action, arguments):
+                refused = edit_refusal(store, queue.session, action)
+                if refused is not None:
+                    raise AnswerError(f"--arguments: {refused}")
     missed: list[str] = []
     for queue, action in located:
         if approve:
@@ -390,9 +395,11 @@ def _watch(out: TextIO, store: ApprovalStore, options: argparse.Namespace) -> No
             now = {(session, action.id): action for session, action in pending}
             lines: list[str] = []
             for key in [key for key in waiting if key not in now]:
-                del waiting[key]
                 resolved = ApprovalQueue(store=store, session=key[0]).get(key[1])
-                if resolved is not None and not resolved.is_applying:
+                if resolved is not None and resolved.is_applying:
+                    continue  # being answered right now (its callback runs): printed once it is recorded
+                del waiting[key]
+                if resolved is not None:
                     lines.append(_event(key[0], resolved, "resolved", as_json=options.json))
             for key, action in now.items():
                 if key not in waiting:

@@ -19,8 +19,10 @@ __all__ = [
     "AnswerError",
     "answer_scopes",
     "default_user",
+    "edit_refusal",
     "is_unchanged",
     "read_arguments",
+    "runs_edits",
     "scope_refusal",
 ]
 
@@ -73,6 +75,37 @@ def scope_refusal(store: ApprovalStore, session: str, action: Action, scope: obj
     else:
         reason = f"the agent's host of session {session!r} does not carry out {scope!r} answers"
     return f"action {action.id}: {reason}; it honours: {offered}"
+
+
+def runs_edits(
+    store: ApprovalStore,
+    session: str,
+    action: Action,
+    recorded: Mapping[str, dict[ResolutionScope, str] | None] | None = None,
+) -> bool:
+    """Whether the agent's host of ``action`` runs a person's edited arguments.
+
+    A policy of this version does (``policy.outcome`` runs the edit, or refuses it): it explained the call
+    when it queued it (``why``), or it recorded the answers its host honours for the session. Without that
+    word the host may be an agent of an earlier version, or code that runs the queued call itself: either
+    would run the model's arguments while the person is told their edit ran.
+    """
+    if action.why is not None:
+        return True
+    if recorded is not None and session in recorded:
+        return recorded[session] is not None
+    return store.honoured_scopes(session) is not None
+
+
+def edit_refusal(store: ApprovalStore, session: str, action: Action) -> str | None:
+    """Why ``action`` may not be approved with edited arguments, or ``None`` when its host runs the edit."""
+    if runs_edits(store, session, action):
+        return None
+    return (
+        f"action {action.id}: no policy over session {session!r} said that its host runs a person's edit, "
+        "so the model's own arguments might run instead (an agent of an earlier version, or a host that runs "
+        "the queued call itself); approve it as asked, or reject it with feedback saying what to call"
+    )
 
 
 def read_arguments(text: str) -> dict[str, Any]:

@@ -32,13 +32,22 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
 from starlette.routing import Route
 
+from ask_permissions._errors import ResolutionNotRecordedError, StoreUnavailableError
 from ask_permissions.policy._digest import args_digest
 from ask_permissions.queue._action import Action
 from ask_permissions.queue._open import describe_url
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.queue._store import ApprovalStore, check_session
 
-from ._answers import AnswerError, answer_scopes, is_unchanged, read_arguments, scope_refusal
+from ._answers import (
+    AnswerError,
+    answer_scopes,
+    edit_refusal,
+    is_unchanged,
+    read_arguments,
+    runs_edits,
+    scope_refusal,
+)
 from ._page import Card, Filters, render_history, render_page, render_pending
 
 __all__ = ["COOKIE_PREFIX", "inbox_app"]
@@ -71,6 +80,7 @@ class _Changes:
     def __init__(self, store: ApprovalStore) -> None:
         self._store = store
         self._number = 0
+        self._ended = False
         self._condition: asyncio.Condition | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopped = threading.Event()
@@ -92,6 +102,17 @@ class _Changes:
     @property
     def number(self) -> int:
         return self._number
+
+    @property
+    def ended(self) -> bool:
+        """Whether the server is stopping (every event stream ends)."""
+        return self._ended
+
+    def end(self) -> None:
+        """The server is stopping: end every event stream, since it would otherwise keep its connection,
+        and so the server, open until the page is closed."""
+        self._ended = True
+        self.bump()
 
     def _watch(self) -> None:
         seen = self._store.change_number()
@@ -119,12 +140,20 @@ class _Changes:
         assert self._condition is not None
         async with self._condition:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._condition.wait_for(lambda: self._number != seen), timeout)
+                await asyncio.wait_for(
+                    self._condition.wait_for(lambda: self._number != seen or self._ended), timeout
+                )
             return self._number
 
 
-def inbox_app(store: ApprovalStore, *, token: str, user: str, port: int, store_url: str) -> Starlette:
-    """The inbox's app over ``store``: answers are given as ``user``; ``token`` guards every request."""
+def inbox_app(
+    store: ApprovalStore, *, token: str, user: str, port: int, store_url: str
+) -> tuple[Starlette, Callable[[], None]]:
+    """The inbox's app over ``store``: answers are given as ``user``; ``token`` guards every request.
+
+    Returns the app, and what the server calls, on the app's loop, when it begins to stop: it ends the
+    event streams (a server waits for its open responses to finish before it stops).
+    """
     inbox = _Inbox(store, token=token, user=user, port=port, store_url=store_url)
 
     @contextlib.asynccontextmanager
@@ -143,7 +172,7 @@ def inbox_app(store: ApprovalStore, *, token: str, user: str, port: int, store_u
         Route("/answer", inbox.guarded(inbox.answer), methods=["POST"]),
         Route("/static/{name}", inbox.guarded(inbox.asset)),
     ]
-    return Starlette(routes=routes, lifespan=lifespan)
+    return Starlette(routes=routes, lifespan=lifespan), inbox.changes.end
 
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -184,7 +213,10 @@ class _Inbox:
                         media_type="text/plain",
                     )
                 )
-            return _secured(await handler(request))
+            try:
+                return _secured(await handler(request))
+            except StoreUnavailableError as error:
+                return _secured(self._reply(request, 503, f"503: {_unavailable(error)}"))
 
         return guard
 
@@ -214,8 +246,19 @@ class _Inbox:
             if filters.session in (None, session) and filters.tool in (None, action.tool_name)
         ]
         shown.sort(key=lambda entry: (entry[1].submitted_at, entry[0], entry[1].id))
+        # What each session's host said it honours, read once per session for the actions that need it.
+        recorded = {
+            session: self.store.honoured_scopes(session)
+            for session in {session for session, action in shown if action.why is None}
+        }
         cards = [
-            Card(session, action, answer_scopes(self.store, session, action)) for session, action in shown
+            Card(
+                session,
+                action,
+                answer_scopes(self.store, session, action, recorded),
+                runs_edits(self.store, session, action, recorded),
+            )
+            for session, action in shown
         ]
         return cards, every
 
@@ -264,8 +307,10 @@ class _Inbox:
         async def stream() -> AsyncIterator[str]:
             seen = self.changes.number
             yield "retry: 1000\n\n"
-            while not await request.is_disconnected():
+            while not self.changes.ended and not await request.is_disconnected():
                 now = await self.changes.next(seen, _KEEPALIVE)
+                if self.changes.ended:
+                    return
                 if now != seen:
                     seen = now
                     yield f"event: changed\ndata: {now}\n\n"
@@ -338,6 +383,10 @@ class _Inbox:
                 except AnswerError as error:
                     return 400, str(error), None
                 edit = None if is_unchanged(action, parsed) else parsed
+            if edit is not None:
+                refused = edit_refusal(self.store, session, action)
+                if refused is not None:
+                    return 400, f"edited arguments: {refused}", None
             try:
                 done = queue.approve(action_id, scope=scope, arguments=edit, decided_by=self.user)  # type: ignore[arg-type]
             except (TypeError, ValueError) as error:  # an edit JSON holds but a store cannot (a huge number)
@@ -357,7 +406,7 @@ class _Inbox:
     ) -> Response:
         if request.headers.get("x-requested-with") == "fetch":
             return JSONResponse({"ok": status == 200, "message": message, "action": data}, status_code=status)
-        if status in (401, 403):
+        if status in (401, 403, 503):
             return Response(message, status_code=status, media_type="text/plain")
         # A form posted without the page's script: back to the page, saying what happened.
         return RedirectResponse("/?" + urlencode({"notice": message}), status_code=303)
@@ -371,6 +420,13 @@ def _secured(response: Response) -> Response:
     for name, value in _HEADERS.items():
         response.headers.setdefault(name, value)
     return response
+
+
+def _unavailable(error: StoreUnavailableError) -> str:
+    """What a person reads when the store could not do what they asked now (its error says why)."""
+    if isinstance(error, ResolutionNotRecordedError):
+        return f"{error}; the answer was given, and this inbox keeps recording it until the store takes it"
+    return f"the store cannot do this now: {error}; nothing was changed, try again"
 
 
 def _status(action: Action) -> str:

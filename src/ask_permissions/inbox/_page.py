@@ -62,11 +62,13 @@ class Filters:
 @final
 @dataclass(frozen=True, slots=True)
 class Card:
-    """One pending action as the page shows it, with the answers its host honours."""
+    """One pending action as the page shows it, with the answers its host honours (``edits``: whether it
+    runs a person's edited arguments)."""
 
     session: str
     action: Action
     scopes: Mapping[ResolutionScope, str]
+    edits: bool = True
 
 
 def visible(text: str) -> str:
@@ -187,6 +189,20 @@ def _card(card: Card, csrf: str) -> str:
     )
     title_id = f"title-{html.escape(key)}"
     disabled = " disabled" if folds else ""  # until each folded value is shown (the script enables it)
+    if card.edits:
+        # The editor is made when Edit is first pressed (a template costs the page nothing until then).
+        editor = (
+            f'<template class="editor-template"><div class="editor"><label>Edited arguments (JSON)'
+            f'<textarea name="arguments" rows="6" spellcheck="false">{json_visible(editable)}</textarea>'
+            "</label></div></template>"
+        )
+        edit = '<button type="button" class="edit" aria-expanded="false">Edit</button>'
+    else:
+        editor = (
+            '<p class="no-edit">No edit: no policy over this session said that its host runs edited '
+            "arguments, so the model's own might run instead.</p>"
+        )
+        edit = '<button type="button" class="edit" disabled>Edit</button>'
     return (
         f'<article class="action" data-key="{html.escape(key)}" data-folds="{folds}" '
         f'aria-labelledby="{title_id}">'
@@ -202,17 +218,14 @@ def _card(card: Card, csrf: str) -> str:
         f'<input type="hidden" name="session" value="{visible(session)}">'
         f'<input type="hidden" name="id" value="{action.id}">'
         f'<input type="hidden" name="digest" value="{args_digest(action.args)}">'
-        # The editor is made when Edit is first pressed (a template costs the page nothing until then).
-        f'<template class="editor-template"><div class="editor"><label>Edited arguments (JSON)'
-        f'<textarea name="arguments" rows="6" spellcheck="false">{json_visible(editable)}</textarea>'
-        "</label></div></template>"
+        f"{editor}"
         f'<label class="scope">Scope<select name="scope">{options}</select></label>'
         '<label class="feedback">Feedback for the model (on reject)<input type="text" name="feedback" '
         'maxlength="2000" autocomplete="off"></label>'
         '<div class="buttons">'
         f'<button type="submit" name="decision" value="approve" class="approve"{disabled}>Approve</button>'
         '<button type="submit" name="decision" value="reject" class="reject">Reject</button>'
-        '<button type="button" class="edit" aria-expanded="false">Edit</button>'
+        f"{edit}"
         "</div>"
         '<p class="notice" role="status" aria-live="polite"></p>'
         "</form></article>"

@@ -69,7 +69,7 @@ def serve_inbox(
             listener.listen(64)
             bound = listener.getsockname()[1]
             token = secrets.token_urlsafe(32)
-            app = inbox_app(store, token=token, user=user, port=bound, store_url=store_url)
+            app, stopping = inbox_app(store, token=token, user=user, port=bound, store_url=store_url)
             print(inbox_url(host, bound, token), file=out, flush=True)
             if not _is_loopback(host):
                 print(
@@ -79,8 +79,15 @@ def serve_inbox(
                     flush=True,
                 )
             config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on")
-            server = uvicorn.Server(config)
-            server.run(sockets=[listener])
+
+            class Server(uvicorn.Server):
+                async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+                    # uvicorn waits for open responses before it stops, and a page's event stream never
+                    # ends by itself: end the streams first, or Ctrl-C waits for every page to close.
+                    stopping()
+                    await super().shutdown(sockets)
+
+            Server(config).run(sockets=[listener])
         finally:
             with contextlib.suppress(OSError):
                 listener.close()

@@ -21,11 +21,13 @@ import urllib.error
 import urllib.request
 import uuid
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
+from typing import IO, TYPE_CHECKING, Any, Final, Literal, TypeAlias, final
 
 from ask_permissions._errors import preview
 
 if TYPE_CHECKING:
+    from http.client import HTTPMessage
+
     from ask_permissions.queue._action import Action
     from ask_permissions.queue._queue import ApprovalQueue
 
@@ -44,6 +46,25 @@ Payload: TypeAlias = Callable[[dict[str, Any]], Mapping[str, Any]]
 
 _logger: Final = logging.getLogger("ask_permissions.notify")
 _RETRY_STATUSES: Final = frozenset({408, 425, 429, 500, 502, 503, 504})
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A redirect is the receiver's answer, never followed: urllib would turn the POST into a GET without
+    the event, and count whatever answered that as a delivery (or send the request to another host)."""
+
+    def redirect_request(  # noqa: PLR0917  # urllib calls it with these six, by position
+        self,
+        req: urllib.request.Request,
+        fp: IO[bytes],
+        code: int,
+        msg: str,
+        headers: HTTPMessage,
+        newurl: str,
+    ) -> urllib.request.Request | None:
+        return None
+
+
+_open: Final = urllib.request.build_opener(_NoRedirects).open
 
 
 def _address(url: object) -> str:
@@ -109,22 +130,38 @@ def event_data(name: EventName, session: str, action: Action) -> dict[str, Any]:
 def slack_message(event: dict[str, Any]) -> dict[str, Any]:
     """A Slack incoming-webhook body (``{"text": ...}``) for an event: who waits for what, or who answered."""
     action = event["action"]
-    where = f"#{action['id']} in session {event['session']}"
-    args = json.dumps(action["args"], ensure_ascii=False)
+    tool = _slack_text(action["tool"])
+    where = f"#{action['id']} in session {_slack_text(event['session'])}"
+    args = json.dumps(action["args"], ensure_ascii=False, default=str)
     if len(args) > 500:
         args = args[:497] + "..."
     if event["event"] == "submitted":
-        text = (
-            f":raised_hand: {action['tool']} waits for approval ({where}): {action['reason']}\n```{args}```"
-        )
+        reason = f": {_slack_text(action['reason'])}" if action["reason"] else ""
+        text = f":raised_hand: {tool} waits for approval ({where}){reason}\n```{_slack_text(args)}```"
     else:
-        by = f" by {action['decided_by']}" if action["decided_by"] else ""
+        by = f" by {_slack_text(action['decided_by'])}" if action["decided_by"] else ""
         detail = (
             f" (scope {action['scope']}{', edited' if action['edited'] else ''})" if action["scope"] else ""
         )
-        feedback = f": {action['feedback']}" if action["feedback"] else ""
-        text = f"{action['tool']} {where} was {action['status']}{by}{detail}{feedback}"
+        feedback = f": {_slack_text(action['feedback'])}" if action["feedback"] else ""
+        text = f"{tool} {where} was {action['status']}{by}{detail}{feedback}"
     return {"text": text}
+
+
+def _slack_text(value: object) -> str:
+    """What a model, a tool or a person wrote, as text in a Slack message and nothing more: ``&``, ``<`` and
+    ``>`` as the entities Slack asks for (so it holds no mention and no link of its own), a zero-width space
+    after each backtick (so it neither opens nor closes a code block), and every unprintable character, a
+    line break among them, as its escape (so it stays on its line and in its order)."""
+    text = "".join(
+        char
+        if char.isprintable()
+        else json.dumps(char)[1:-1]
+        if ord(char) < 0x10000
+        else f"\\U{ord(char):08x}"
+        for char in str(value)
+    )
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "`\u200b")
 
 
 @final
@@ -285,7 +322,8 @@ class WebhookNotifier:
                     self._delivered += 1
                 return
             if status is not None and status not in _RETRY_STATUSES:
-                self._drop(f"{name} event: the receiver answered {status} (not retried)")
+                redirect = ", a redirect, which is not followed" if 300 <= status < 400 else ""
+                self._drop(f"{name} event: the receiver answered {status}{redirect} (not retried)")
                 return
             _logger.info(
                 "webhook %s: attempt %d of the %s event failed: %s", self._url, attempt + 1, name, problem
@@ -308,7 +346,7 @@ class WebhookNotifier:
             },
         )
         try:
-            with urllib.request.urlopen(request, timeout=self._timeout) as response:  # as above
+            with _open(request, timeout=self._timeout) as response:  # as above
                 response.read()
                 return int(response.status), ""
         except urllib.error.HTTPError as error:

@@ -402,7 +402,9 @@ class ApprovalStore(ABC):
         """Record the answers the agent's host of ``session`` carries out: scope → what it does.
 
         A policy built over a durable queue records them, so that a person answering from another process
-        (the command, the web inbox) is offered only what the agent will honour.
+        (the command, the web inbox) is offered only what the agent will honour. Recording them also says
+        that the host runs a person's edit (``Action.approved_args``): without it, the command and the web
+        inbox offer no edit of a call no policy queued.
         """
 
     @abstractmethod

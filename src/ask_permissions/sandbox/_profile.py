@@ -60,6 +60,8 @@ HOME_FILES: Final = frozenset(
         ".gitconfig",
         ".pypirc",
         "pip.conf",
+        ".ssh",
+        ".gnupg",
     }
 )
 """Protected names that take effect only in the home directory (a shell reads ``~/.bashrc``, not

@@ -48,13 +48,15 @@ __all__ = [
 ]
 
 Role: TypeAlias = Literal[
-    "data", "read", "write", "remove", "touch", "chdir", "moves", "command", "script", "assign"
+    "data", "read", "write", "tree", "remove", "touch", "chdir", "moves", "command", "script", "assign"
 ]
 """What a word (an operand, or an option's value) is to its program:
 
 - ``data``: not a path (a pattern, a message, a user, a number);
 - ``read``: a path it only reads;
 - ``write``: a path it creates or changes;
+- ``tree``: a path it changes with everything under it (``chmod -R``, ``chown -R``): a write, and where
+  the path is a tree no agent should change whole (``/``, the home directory), checked as a removal is;
 - ``remove``: a path it removes (or moves away);
 - ``touch``: a path it may read or write — the table cannot tell which (checked as a write);
 - ``chdir``: a directory the rest of the command (and what follows it) runs in;
@@ -314,7 +316,7 @@ class Program:
 # -- a compact notation for option lists -------------------------------------------------------------------
 
 _ROLES: Final = frozenset(
-    {"data", "read", "write", "remove", "touch", "chdir", "moves", "command", "script", "assign"}
+    {"data", "read", "write", "tree", "remove", "touch", "chdir", "moves", "command", "script", "assign"}
 )
 
 
@@ -1152,9 +1154,10 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "writer",
         "changes files' modes or owners",
         "-c|--changes -f|--silent|--quiet -v|--verbose --dereference -h|--no-dereference --no-preserve-root "
-        "--preserve-root --reference=read -R|--recursive --from=",
+        "--preserve-root --reference=read -R|--recursive#tree --from=",
         "write*",
         strict=False,
+        when=(_when("tree", slots="tree*"),),
     ),
     _row(
         "truncate",
@@ -1164,6 +1167,24 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "write*",
     ),
     _row("dd", "writer", "copies `if=` to `of=`", "", "data*", keyed=(("of", "write"), ("if", "read"))),
+    # What they write is a disk: the safety checks ask for a write to a device, whatever the mode.
+    _row(
+        "mkfs mkfs.ext2 mkfs.ext3 mkfs.ext4 mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.fat mkfs.exfat mkfs.ntfs "
+        "mkfs.f2fs mke2fs mkdosfs mkswap wipefs blkdiscard",
+        "writer",
+        "makes a file system (or wipes one) on a device",
+        "-t|--type= -L|--label= -b= -n= -V|--verbose -h|--help",
+        "write*",
+        strict=False,
+    ),
+    _row(
+        "fdisk sfdisk cfdisk gdisk sgdisk parted",
+        "writer",
+        "changes a disk's partition table",
+        "-l|--list -b|--sector-size= -u|--units? -h|--help",
+        "write*",
+        strict=False,
+    ),
     _row(
         "sed",
         "writer",
@@ -1673,7 +1694,7 @@ def _acts(program: Program) -> bool:
         return True
     slots = [program.operands, *(when.slots for when in program.when if when.slots is not None)]
     roles = {slot.role for group in slots for slot in group} | {option.role for option in program.options}
-    if roles & {"write", "remove", "touch", "command", "script"}:
+    if roles & {"write", "tree", "remove", "touch", "command", "script"}:
         return True
     if any(option.implicit is not None for option in program.options):
         return True

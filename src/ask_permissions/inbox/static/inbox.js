@@ -101,7 +101,13 @@
         headers: { "X-Requested-With": "fetch" },
         credentials: "same-origin",
       });
-      reply = await response.json();
+      const text = await response.text();
+      try {
+        reply = JSON.parse(text);
+      } catch (error) {
+        // Not the inbox's own answer (a proxy's page, a crash): say what came back; nothing is confirmed.
+        reply = { ok: false, message: "the inbox answered " + response.status + ": " + text.slice(0, 300) };
+      }
       reply.status = response.status;
     } catch (error) {
       notice.textContent = "the inbox could not be reached: " + error;
