@@ -470,6 +470,17 @@ def inserts_waiting(server: PostgresServer) -> list[int]:
     return [pid for (pid,) in rows]
 
 
+def submit_held(
+    server: PostgresServer, queue: ApprovalQueue, **call: Any
+) -> tuple[concurrent.futures.Future[int], int]:
+    """Submit ``call`` in another thread into a session whose row is locked (``session_row_locked``);
+    once its insert waits for the lock: the submit's future, and the server process running the insert."""
+    submitter = THREADS.submit(queue.submit, **call)
+    until(lambda: len(inserts_waiting(server)) == 1, "the insert to wait for the lock")
+    [backend] = inserts_waiting(server)
+    return submitter, backend
+
+
 def rows_of_call(server: PostgresServer, session: str, call: str) -> list[int]:
     """The ids of the rows that hold ``call`` in the session."""
     rows = raw(
@@ -496,9 +507,7 @@ class TestLostReplies:
             queue = ApprovalQueue(store=stores(url, lease=LOST_REPLY_LEASE), session=session)
             assert queue.submit(tool_call_id="first", tool_name="bash") == 1
             with session_row_locked(faulty_postgres, session):
-                submitter = THREADS.submit(queue.submit, tool_call_id="x", tool_name="bash")
-                until(lambda: len(inserts_waiting(faulty_postgres)) == 1, "the insert to wait for the lock")
-                [first] = inserts_waiting(faulty_postgres)
+                submitter, first = submit_held(faulty_postgres, queue, tool_call_id="x", tool_name="bash")
                 cable.cut()
                 # The store tries again on a new connection: once its insert waits for the lock too, let go.
                 until(
@@ -525,9 +534,7 @@ class TestLostReplies:
             queue = ApprovalQueue(store=store, session=session)
             assert queue.submit(tool_call_id="first", tool_name="bash") == 1
             with session_row_locked(faulty_postgres, session):
-                submitter = THREADS.submit(queue.submit, tool_call_id="x", tool_name="bash")
-                until(lambda: len(inserts_waiting(faulty_postgres)) == 1, "the insert to wait for the lock")
-                [backend] = inserts_waiting(faulty_postgres)
+                submitter, backend = submit_held(faulty_postgres, queue, tool_call_id="x", tool_name="bash")
                 cable.unplug()
                 cable.cut()
                 if not committed:  # as a server restart would: the insert is rolled back
@@ -560,8 +567,9 @@ class TestLostReplies:
             queue = ApprovalQueue(store=store, session=session)
             queue.submit(tool_call_id="first", tool_name="bash")
             with session_row_locked(faulty_postgres, session):
-                submitter = THREADS.submit(queue.submit, tool_call_id="x", tool_name="bash", args={"n": 1})
-                until(lambda: len(inserts_waiting(faulty_postgres)) == 1, "the insert to wait for the lock")
+                submitter, _ = submit_held(
+                    faulty_postgres, queue, tool_call_id="x", tool_name="bash", args={"n": 1}
+                )
                 cable.unplug()
                 cable.cut()
             until(lambda: bool(rows_of_call(faulty_postgres, session, "x")), "the insert to commit")
