@@ -555,6 +555,24 @@ class TestLostReplies:
             assert queue.submit(tool_call_id="y", tool_name="bash") == 3
         assert rows_of_call(faulty_postgres, session, "x") == [2]
 
+    def test_a_store_closed_while_its_submit_asks(
+        self, faulty_postgres: PostgresServer, closing: Callable[[PostgresStore], PostgresStore]
+    ) -> None:
+        """A store closed while a submit whose reply was lost goes on asking the server: the submit
+        raises SubmitOutcomeUnknownError, saying so, not StoreClosedError (which says nothing changed)."""
+        session = fresh_session()
+        with through_a_cable(faulty_postgres) as (cable, url):
+            store = closing(PostgresStore(url, lease=LOST_REPLY_LEASE, lost_reply_timeout=SETTLE * 3))
+            queue = ApprovalQueue(store=store, session=session)
+            queue.submit(tool_call_id="first", tool_name="bash")
+            with session_row_locked(faulty_postgres, session):
+                submitter, _ = submit_held(faulty_postgres, queue, tool_call_id="x", tool_name="bash")
+                cable.unplug()
+                cable.cut()
+            store.close()
+            with pytest.raises(SubmitOutcomeUnknownError, match="the store was closed before the server"):
+                submitter.result(SETTLE)
+
     def test_a_call_queued_while_its_submit_raised_is_found_by_a_later_retry(
         self, faulty_postgres: PostgresServer, closing: Callable[[PostgresStore], PostgresStore]
     ) -> None:

@@ -126,9 +126,9 @@ class ResolutionNotRecordedError(StoreUnavailableError):
 
 class SubmitOutcomeUnknownError(StoreUnavailableError):
     """A submit's connection broke with its insert sent, and the server could not be asked within the
-    store's ``lost_reply_timeout`` whether the insert was written: the call may be queued. The store
-    remembers it: submitted again on the same store (same session, tool, arguments and call id), the call
-    is queued once, with the id the first insert took if it was written.
+    store's ``lost_reply_timeout`` (or before the store was closed) whether the insert was written: the
+    call may be queued. The store remembers it: submitted again on the same store (same session, tool,
+    arguments and call id), the call is queued once, with the id the first insert took if it was written.
 
     Attributes:
         session: the session the call was submitted to.

@@ -14,7 +14,12 @@ from collections.abc import Callable, Iterator
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeVar, final
 
-from ask_permissions._errors import CorruptStoreError, StoreUnavailableError, SubmitOutcomeUnknownError
+from ask_permissions._errors import (
+    CorruptStoreError,
+    StoreError,
+    StoreUnavailableError,
+    SubmitOutcomeUnknownError,
+)
 
 from ._action import Action
 from ._leases import RETRY_SECONDS
@@ -354,10 +359,13 @@ class PostgresStore(SqlStore):
         or never will), look for its row by its mark, and insert it if it is not there.
 
         Raises:
-            SubmitOutcomeUnknownError: the server could not be asked in time; the insert is remembered.
+            SubmitOutcomeUnknownError: the server could not be asked in time, or the store was closed
+                meanwhile; the insert is remembered.
             StoreUnavailableError: the insert was not written (a later try failed in its statement).
+            StoreClosedError: the store was closed meanwhile, and the insert is known not written.
         """
         deadline = time.monotonic() + self._lost_reply_timeout
+        closed = False
         unknown: int | None = sent_on  # the key of the connection whose insert may be written, if any
         error: BaseException = first
         pause = RETRY_SECONDS
@@ -384,20 +392,38 @@ class PostgresStore(SqlStore):
             left = deadline - time.monotonic()
             if left <= 0:
                 break
-            time.sleep(min(pause, left))
+            # A close waits for the session's lock, which this submit holds: it gives up at once.
+            if self._closed.wait(min(pause, left)):
+                closed = True
+                break
             pause = min(pause * 2, 1.0)
-        failure = self._unavailable(error)
         if unknown is None:
-            raise StoreUnavailableError(f"{failure}; the call was not queued", store=self._where) from error
+            if closed:
+                raise self._closed_error() from error
+            raise StoreUnavailableError(
+                f"{self._unavailable(error)}; the call was not queued", store=self._where
+            ) from error
+        # The package's errors name the store already; a driver's is named as every failure is.
+        failure = error if isinstance(error, StoreError) else self._unavailable(error)
         session = params["session"]
         with self._lock:
             lost = self._lost.setdefault(session, [])
             lost.append(_LostReply(params, unknown))
             del lost[:-_LOST_MEMORY]
+        asked, again = (
+            (
+                "the store was closed before the server could be asked",
+                "Look for it before submitting it again",
+            )
+            if closed
+            else (
+                f"the server could not be asked within {self._lost_reply_timeout:g} s",
+                "Submitted again on this store, the call is queued once",
+            )
+        )
         raise SubmitOutcomeUnknownError(
-            f"{failure}; the connection broke with the insert sent, and the server could not be asked "
-            f"within {self._lost_reply_timeout:g} s whether it was written: the submit may have queued the "
-            "call. Submitted again on this store, the call is queued once",
+            f"{failure}; the connection broke with the insert sent, and {asked} whether it was written: "
+            f"the submit may have queued the call. {again}",
             store=self._where,
             session=session,
         ) from error
@@ -452,16 +478,15 @@ class PostgresStore(SqlStore):
         wait until it has gone.
 
         Raises:
-            StoreUnavailableError: it is still there at ``deadline``.
+            StoreUnavailableError: it is still there at ``deadline``, or the store is closing.
         """
         pause = 0.005
         params = {"one": _CONNECTION_LOCK, "two": key}
         while connection.execute(_END_HOLDER, params).fetchall():
-            if time.monotonic() >= deadline:
+            if time.monotonic() >= deadline or self._closed.wait(pause):
                 raise self._unavailable(
                     RuntimeError("the server process of the connection that broke has not ended yet")
                 )
-            time.sleep(pause)
             pause = min(pause * 2, 0.1)
 
     def _change(self, statement: str, session: str, params: dict[str, Any]) -> Action | None:
