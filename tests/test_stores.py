@@ -392,8 +392,8 @@ class TestClosedStores:
 
         async def main() -> None:
             task = asyncio.ensure_future(queue.wait_async(action_id))
-            while not waiting(queue, action_id):
-                await asyncio.sleep(0.005)  # the task runs meanwhile
+            await asyncio.sleep(0)  # one step of the loop: the task runs up to its wait for the decision
+            assert waiting(queue, action_id)
             closer = start(store.close)
             with pytest.raises(StoreClosedError, match="closed"):
                 await asyncio.wait_for(task, JOIN_TIMEOUT)
