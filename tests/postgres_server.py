@@ -64,6 +64,11 @@ class PostgresServer:
         self.url: Final = f"postgresql:///postgres?host={root}&port={port}&user={_USER}"
 
     @property
+    def port(self) -> int:
+        """The TCP port it listens on, at 127.0.0.1 (besides its socket)."""
+        return self._port
+
+    @property
     def _data(self) -> Path:
         return self._root / "data"
 

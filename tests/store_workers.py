@@ -22,7 +22,8 @@ Roles:
 With ``ASK_PERMISSIONS_TEST_CLOCK_STEP=SECONDS`` in its environment a worker's wall clock (``time.time``)
 runs that many seconds ahead (or behind, if negative) of the machine's: a clock step, which a test
 cannot make on a shared machine. ``ASK_PERMISSIONS_TEST_LEASE=SECONDS`` sets the lease of the roles that
-take none as an argument (default 30).
+take none as an argument (default 30), and ``ASK_PERMISSIONS_TEST_LOST_REPLY=SECONDS`` a PostgreSQL
+store's ``lost_reply_timeout``.
 """
 
 from __future__ import annotations
@@ -39,10 +40,19 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from ask_permissions import Action, ApprovalQueue, ClaimLostError, StoreError, open_store
+from ask_permissions import (
+    Action,
+    ApprovalQueue,
+    ApprovalStore,
+    ClaimLostError,
+    PostgresStore,
+    StoreError,
+    open_store,
+)
 
 CLOCK_STEP = "ASK_PERMISSIONS_TEST_CLOCK_STEP"
 LEASE = "ASK_PERMISSIONS_TEST_LEASE"
+LOST_REPLY = "ASK_PERMISSIONS_TEST_LOST_REPLY"
 
 AUTO_APPROVE = {"read": True}
 
@@ -225,7 +235,11 @@ def main(argv: list[str]) -> None:
         lease = timedelta(seconds=float(rest[1]))
     else:
         lease = timedelta(seconds=float(os.environ.get(LEASE, "30")))
-    store = open_store(url, lease=lease)
+    store: ApprovalStore
+    if LOST_REPLY in os.environ:
+        store = PostgresStore(url, lease=lease, lost_reply_timeout=float(os.environ[LOST_REPLY]))
+    else:
+        store = open_store(url, lease=lease)
     queue = ApprovalQueue(store=store, session=session, auto_approve=AUTO_APPROVE)
     emit(event="ready")
     try:

@@ -9,6 +9,7 @@ is stepped in its own process instead (see ``tests.store_workers``).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import errno
 import logging
@@ -30,14 +31,18 @@ import pytest
 from ask_permissions import (
     ApprovalQueue,
     ApprovalStore,
+    PostgresStore,
     ResolutionNotRecordedError,
     StoreUnavailableError,
+    SubmitOutcomeUnknownError,
     open_store,
 )
 
+from .cable import Cable
 from .conftest import REQUIRE_POSTGRES
 from .postgres_server import PostgresServer, PostgresUnavailable, running_postgres
-from .store_workers import CLOCK_STEP
+from .store_workers import CLOCK_STEP, LOST_REPLY
+from .store_workers import LEASE as LEASE_VARIABLE
 from .stores import fresh_session
 from .test_stores import SETTLE, Worker, raw, until
 from .threads import join, start
@@ -208,6 +213,23 @@ class TestRecordingUnderALock:
             lock.release()
         recorded_once(other, calls)  # the store records it in the background
 
+    def test_a_lapsed_claim_is_not_taken_up_again_by_its_store(
+        self, fault_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """Held past the lease until the claim lapsed in the database (its renewals failed too): the
+        action reads as pending, but the store whose recording waits records that first, and never runs
+        the callback again (a drain after a server restart did)."""
+        queue, other, lock, calls = held_by_a_lock(fault_url, stores)
+        try:
+            with pytest.raises(ResolutionNotRecordedError):
+                queue.approve(1)
+            until(lambda: getattr(other[1], "status", None) == "pending", "the claim to lapse")
+        finally:
+            lock.release()
+        assert queue.approve(1) == []
+        assert getattr(queue[1], "status", None) == "approved"
+        recorded_once(other, calls)
+
     def test_an_interrupted_recording_is_still_recorded(
         self, fault_url: str, stores: Callable[..., ApprovalStore]
     ) -> None:
@@ -361,8 +383,9 @@ class TestServerRestarts:
             assert "no decision seen after 0.5 s; the store is unavailable" in record["message"]
 
     def test_submits_through_a_restart(self, faulty_postgres: PostgresServer) -> None:
-        """Submits through two restarts raise StoreUnavailableError while the server is down and queue
-        nothing; submitted again, each call is queued once, ids are 1..n, every auto-approval runs once."""
+        """Submits through two restarts raise StoreUnavailableError while the server is down, having queued
+        nothing or (SubmitOutcomeUnknownError) not knowing; submitted again, each call is queued once,
+        ids are 1..n, every auto-approval runs once."""
         url, session = faulty_postgres.url, fresh_session()
 
         def restart(worker: Worker) -> None:
@@ -372,7 +395,9 @@ class TestServerRestarts:
             finally:
                 faulty_postgres.start()
 
-        check_submissions(url, session, run_submitter(url, session, restart))
+        # A submit whose insert was in flight asks for a second, then raises SubmitOutcomeUnknownError
+        # (the server is down until a submit fails): its retry settles it.
+        check_submissions(url, session, run_submitter(url, session, restart, {LOST_REPLY: "1"}))
 
     def test_submits_through_a_write_lock(self, tmp_path: Path) -> None:
         """SQLite: submits while another process holds the write lock past the timeout raise
@@ -390,6 +415,193 @@ class TestServerRestarts:
                 connection.close()
 
         check_submissions(url, session, run_submitter(url, session, lock_a_while))
+
+
+THREADS = concurrent.futures.ThreadPoolExecutor(4, thread_name_prefix="fault test")
+LOST_REPLY_LEASE = timedelta(seconds=20)  # long: a statement waits a quarter of it (5 s) for a lock
+
+
+@pytest.fixture
+def closing() -> Iterator[Callable[[PostgresStore], PostgresStore]]:
+    """Close the stores it is given at the end of the test."""
+    opened: list[PostgresStore] = []
+
+    def close_later(store: PostgresStore) -> PostgresStore:
+        opened.append(store)
+        return store
+
+    yield close_later
+    for store in opened:
+        store.close()
+
+
+@contextlib.contextmanager
+def through_a_cable(server: PostgresServer) -> Iterator[tuple[Cable, str]]:
+    """A cable to the server, and a URL that goes through it."""
+    cable = Cable(("127.0.0.1", server.port))
+    try:
+        yield cable, f"postgresql://ask_permissions@127.0.0.1:{cable.port}/postgres"
+    finally:
+        cable.close()
+
+
+@contextlib.contextmanager
+def session_row_locked(server: PostgresServer, session: str) -> Iterator[Any]:
+    """Another connection holding the session's row, which every insert into the session updates; the
+    connection (its transaction rolled back at the end)."""
+    import psycopg
+
+    holder = psycopg.connect(server.url)
+    try:
+        holder.execute("SELECT 1 FROM ask_permissions_sessions WHERE session = %s FOR UPDATE", (session,))
+        yield holder
+    finally:
+        holder.rollback()
+        holder.close()
+
+
+def inserts_waiting(server: PostgresServer) -> list[int]:
+    """The backends whose submit waits for a row lock."""
+    rows = raw(
+        server.url,
+        "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock'"
+        " AND query LIKE 'WITH s AS (INSERT INTO ask_permissions_sessions%%' ORDER BY pid",
+    )
+    return [pid for (pid,) in rows]
+
+
+def submit_held(
+    server: PostgresServer, queue: ApprovalQueue, **call: Any
+) -> tuple[concurrent.futures.Future[int], int]:
+    """Submit ``call`` in another thread into a session whose row is locked (``session_row_locked``);
+    once its insert waits for the lock: the submit's future, and the server process running the insert."""
+    submitter = THREADS.submit(queue.submit, **call)
+    until(lambda: len(inserts_waiting(server)) == 1, "the insert to wait for the lock")
+    [backend] = inserts_waiting(server)
+    return submitter, backend
+
+
+def rows_of_call(server: PostgresServer, session: str, call: str) -> list[int]:
+    """The ids of the rows that hold ``call`` in the session."""
+    rows = raw(
+        server.url,
+        "SELECT id FROM ask_permissions_actions WHERE session = ? AND tool_call_id = ? ORDER BY id",
+        session,
+        f'"{call}"',
+    )
+    return [action_id for (action_id,) in rows]
+
+
+class TestLostReplies:
+    """PostgreSQL: the network drops while a submit's insert is in flight (a cable cut between the store
+    and its server), so the store cannot tell from the reply whether the call was queued."""
+
+    def test_the_old_backend_ends_before_the_look(
+        self, faulty_postgres: PostgresServer, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """The insert waits for a lock when the cable is cut: its backend lives on and would commit once
+        the lock goes. The store ends that backend before it looks for the insert's row, so its look is
+        final and the call is queued once."""
+        session = fresh_session()
+        with through_a_cable(faulty_postgres) as (cable, url):
+            queue = ApprovalQueue(store=stores(url, lease=LOST_REPLY_LEASE), session=session)
+            assert queue.submit(tool_call_id="first", tool_name="bash") == 1
+            with session_row_locked(faulty_postgres, session):
+                submitter, first = submit_held(faulty_postgres, queue, tool_call_id="x", tool_name="bash")
+                cable.cut()
+                # The store tries again on a new connection: once its insert waits for the lock too, let go.
+                until(
+                    lambda: any(pid != first for pid in inserts_waiting(faulty_postgres)),
+                    "the insert to be sent again",
+                )
+            action_id = submitter.result(SETTLE)
+        assert rows_of_call(faulty_postgres, session, "x") == [action_id] == [2]
+
+    @pytest.mark.parametrize("committed", [True, False], ids=["committed", "rolled-back"])
+    def test_a_submit_that_cannot_tell_is_settled_by_its_retry(
+        self,
+        faulty_postgres: PostgresServer,
+        closing: Callable[[PostgresStore], PostgresStore],
+        committed: bool,
+    ) -> None:
+        """The cable is cut with the insert in flight and the server stays out of reach past the
+        store's lost_reply_timeout: the submit raises SubmitOutcomeUnknownError, though the insert may
+        have committed. Submitted again on the same store, the call is queued once, with the id the
+        first insert took if it committed; the next call takes the next id."""
+        session = fresh_session()
+        with through_a_cable(faulty_postgres) as (cable, url):
+            store = closing(PostgresStore(url, lease=LOST_REPLY_LEASE, lost_reply_timeout=0.5))
+            queue = ApprovalQueue(store=store, session=session)
+            assert queue.submit(tool_call_id="first", tool_name="bash") == 1
+            with session_row_locked(faulty_postgres, session):
+                submitter, backend = submit_held(faulty_postgres, queue, tool_call_id="x", tool_name="bash")
+                cable.unplug()
+                cable.cut()
+                if not committed:  # as a server restart would: the insert is rolled back
+                    raw(faulty_postgres.url, "SELECT pg_terminate_backend(?)", backend)
+                    until(lambda: not inserts_waiting(faulty_postgres), "the backend to end")
+            # The lock is gone: an insert still waiting for it commits.
+            until(lambda: bool(rows_of_call(faulty_postgres, session, "x")) is committed, "the insert")
+            with pytest.raises(SubmitOutcomeUnknownError, match="may have queued the call") as raised:
+                submitter.result(SETTLE)
+            assert isinstance(raised.value, StoreUnavailableError)
+            assert (raised.value.store, raised.value.session) == (
+                "postgresql://ask_permissions@127.0.0.1:" + str(cable.port) + "/postgres",
+                session,
+            )
+            assert rows_of_call(faulty_postgres, session, "x") == ([2] if committed else [])
+            cable.plug()
+            assert queue.submit(tool_call_id="x", tool_name="bash") == 2
+            assert queue.submit(tool_call_id="y", tool_name="bash") == 3
+        assert rows_of_call(faulty_postgres, session, "x") == [2]
+
+    def test_a_store_closed_while_its_submit_asks(
+        self, faulty_postgres: PostgresServer, closing: Callable[[PostgresStore], PostgresStore]
+    ) -> None:
+        """A store closed while a submit whose reply was lost goes on asking the server: the submit
+        raises SubmitOutcomeUnknownError, saying so, not StoreClosedError (which says nothing changed)."""
+        session = fresh_session()
+        with through_a_cable(faulty_postgres) as (cable, url):
+            store = closing(PostgresStore(url, lease=LOST_REPLY_LEASE, lost_reply_timeout=SETTLE * 3))
+            queue = ApprovalQueue(store=store, session=session)
+            queue.submit(tool_call_id="first", tool_name="bash")
+            with session_row_locked(faulty_postgres, session):
+                submitter, _ = submit_held(faulty_postgres, queue, tool_call_id="x", tool_name="bash")
+                cable.unplug()
+                cable.cut()
+            store.close()
+            with pytest.raises(SubmitOutcomeUnknownError, match="the store was closed before the server"):
+                submitter.result(SETTLE)
+
+    def test_a_call_queued_while_its_submit_raised_is_found_by_a_later_retry(
+        self, faulty_postgres: PostgresServer, closing: Callable[[PostgresStore], PostgresStore]
+    ) -> None:
+        """The store learns the fate of a submit that could not tell before its next insert into the
+        session; one that had queued its call stays pending, and the call's retry, however much later,
+        returns that id rather than queuing it again."""
+        session = fresh_session()
+        with through_a_cable(faulty_postgres) as (cable, url):
+            store = closing(PostgresStore(url, lease=LOST_REPLY_LEASE, lost_reply_timeout=0.5))
+            queue = ApprovalQueue(store=store, session=session)
+            queue.submit(tool_call_id="first", tool_name="bash")
+            with session_row_locked(faulty_postgres, session):
+                submitter, _ = submit_held(
+                    faulty_postgres, queue, tool_call_id="x", tool_name="bash", args={"n": 1}
+                )
+                cable.unplug()
+                cable.cut()
+            until(lambda: bool(rows_of_call(faulty_postgres, session, "x")), "the insert to commit")
+            with pytest.raises(SubmitOutcomeUnknownError):
+                submitter.result(SETTLE)
+            cable.plug()
+            with logged("queued by a submit that raised") as warned:
+                assert queue.submit(tool_call_id="y", tool_name="bash") == 3
+            assert warned.is_set()
+            assert [action.id for action in queue.pending_actions] == [1, 2, 3]
+            # Another call with the same id is not the same call: it is queued.
+            assert queue.submit(tool_call_id="x", tool_name="bash", args={"n": 2}) == 4
+            assert queue.submit(tool_call_id="x", tool_name="bash", args={"n": 1}) == 2
+        assert rows_of_call(faulty_postgres, session, "x") == [2, 4]
 
 
 class TestDrainLockFile:
@@ -429,10 +641,12 @@ class TestDrainLockFile:
         assert not (tmp_path / "approvals.db-drain").exists()
 
 
-def run_submitter(url: str, session: str, fault: Callable[[Worker], None]) -> list[dict[str, Any]]:
-    """A ``submit_retrying`` worker, and ``fault`` twice while it submits (each returns once the worker
-    saw a submit fail); every line the worker printed."""
-    worker = Worker("submit_retrying", url, session, env={"ASK_PERMISSIONS_TEST_LEASE": "2"})
+def run_submitter(
+    url: str, session: str, fault: Callable[[Worker], None], env: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """A ``submit_retrying`` worker (with ``env``), and ``fault`` twice while it submits (each returns
+    once the worker saw a submit fail); every line the worker printed."""
+    worker = Worker("submit_retrying", url, session, env={LEASE_VARIABLE: "2", **(env or {})})
     try:
         worker.expect("ready")
         worker.go()
@@ -463,9 +677,16 @@ def check_submissions(url: str, session: str, records: list[dict[str, Any]]) -> 
         queue = ApprovalQueue(store=store, session=session, auto_approve={"read": True})
         late: list[int] = []
         queue.on_approve = lambda action: late.append(action.id)
-        queue.drain()  # a head whose drain failed with the store waits for the next drain: this one
-        approvals.update(late)
         auto = {record["id"] for record in records if record["event"] == "submitted" and record["auto"]}
+
+        def drained() -> bool:
+            # A head whose drain failed with the store waits for the next drain: this one. A claim the
+            # server wrote before it went down, its reply lost, holds its action until the lease lapses.
+            queue.drain()
+            return all(getattr(queue[action_id], "status", None) == "approved" for action_id in auto)
+
+        until(drained, "every auto-approvable call to be approved")
+        approvals.update(late)
         assert set(approvals) == auto
         assert max(approvals.values()) == 1
         unapproved = {

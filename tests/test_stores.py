@@ -6,6 +6,7 @@ behaviour every store shares is pinned by the queue and grants suites, which run
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -24,6 +25,7 @@ from typing import Any
 import pytest
 
 from ask_permissions import (
+    Action,
     ApprovalQueue,
     ApprovalStore,
     CorruptStoreError,
@@ -31,11 +33,14 @@ from ask_permissions import (
     PostgresStore,
     SessionPermissionGrants,
     SqliteStore,
+    StoreClosedError,
+    StoreUnavailableError,
     open_store,
 )
 
 from .stores import fresh_session
 from .strategies import nested
+from .threads import JOIN_TIMEOUT, join, start
 
 ROOT = Path(__file__).resolve().parent.parent
 SETTLE = 20.0  # seconds: how long a lease, a wake-up or a process may take before the test fails
@@ -331,6 +336,298 @@ class TestOpenStore:
             SqliteStore(tmp_path / "b.db", poll_interval=0)
         with pytest.raises(TypeError, match="dsn"):
             PostgresStore(b"postgresql://")  # type: ignore[arg-type]
+
+
+@pytest.fixture(params=["memory", "sqlite", "postgres"])
+def any_store_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """The URL of a store of each kind: memory, a fresh SQLite file, the test run's PostgreSQL database."""
+    if request.param == "memory":
+        return "memory:"
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'approvals.db'}"
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return dsn
+
+
+def waiting(queue: ApprovalQueue, action_id: int) -> bool:
+    """Whether a thread or an event loop of this process waits on the action."""
+    local = queue._local
+    with local.changed:
+        return action_id in local.waiters.waited or action_id in local.waiters.by_id
+
+
+class TestClosedStores:
+    """A store closed while, or before, someone waits on it."""
+
+    def test_closing_wakes_a_wait(self, any_store_url: str, stores: Callable[..., ApprovalStore]) -> None:
+        """A wait with no timeout on a store another thread closes raises StoreClosedError at once."""
+        store = stores(any_store_url)
+        queue = ApprovalQueue(store=store, session=fresh_session())
+        action_id = queue.submit(tool_call_id="a", tool_name="bash")
+        errors: list[BaseException] = []
+
+        def wait() -> None:
+            try:
+                queue.wait(action_id)
+            except BaseException as error:
+                errors.append(error)
+
+        waiter = start(wait)
+        until(lambda: waiting(queue, action_id), "the wait to begin")
+        store.close()
+        join(waiter)
+        [error] = errors
+        assert isinstance(error, StoreClosedError)
+        named = repr(store).removeprefix("<PostgresStore ").removesuffix(">")  # no password
+        assert error.store == (named if isinstance(store, PostgresStore) else any_store_url)
+        assert "closed" in str(error)
+
+    def test_closing_wakes_an_async_wait(
+        self, any_store_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """wait_async with no timeout on a store another thread closes raises StoreClosedError at once."""
+        store = stores(any_store_url)
+        queue = ApprovalQueue(store=store, session=fresh_session())
+        action_id = queue.submit(tool_call_id="a", tool_name="bash")
+
+        async def main() -> None:
+            task = asyncio.ensure_future(queue.wait_async(action_id))
+            await asyncio.sleep(0)  # one step of the loop: the task runs up to its wait for the decision
+            assert waiting(queue, action_id)
+            closer = start(store.close)
+            with pytest.raises(StoreClosedError, match="closed"):
+                await asyncio.wait_for(task, JOIN_TIMEOUT)
+            join(closer)
+
+        asyncio.run(main())
+
+    def test_a_wait_on_a_closed_store_raises(
+        self, any_store_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """Waits begun after the store closed raise StoreClosedError at once, sync and async."""
+        store = stores(any_store_url)
+        queue = ApprovalQueue(store=store, session=fresh_session())
+        action_id = queue.submit(tool_call_id="a", tool_name="bash")
+        store.close()
+        began = time.monotonic()
+        with pytest.raises(StoreClosedError):
+            queue.wait(action_id)
+        with pytest.raises(StoreClosedError):
+            asyncio.run(queue.wait_async(action_id, timeout=JOIN_TIMEOUT))
+        with pytest.raises(StoreClosedError):
+            ApprovalQueue(store=store, session=fresh_session()).wait(1, timeout=JOIN_TIMEOUT)
+        assert time.monotonic() - began < JOIN_TIMEOUT
+
+    def test_a_closed_database_store_refuses_every_operation(
+        self, store_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """Submits, reads, resolutions and grants on a closed database store raise StoreClosedError (a
+        PostgreSQL store made a new connection instead; SQLite raised its driver's closed-database error)."""
+        store = stores(store_url)
+        session = fresh_session()
+        queue = ApprovalQueue(store=store, session=session)
+        action_id = queue.submit(tool_call_id="a", tool_name="bash")
+        store.close()
+        grants = SessionPermissionGrants(store=store, session=session)
+        attempts: list[Callable[[], object]] = [
+            lambda: queue.submit(tool_call_id="b", tool_name="bash"),
+            lambda: queue.pending_actions,
+            lambda: queue.approve(action_id),
+            lambda: queue.reject(action_id),
+            lambda: grants.grant("bash"),
+            store.sessions,
+        ]
+        for attempt in attempts:
+            with pytest.raises(StoreClosedError, match="closed"):
+                attempt()
+        store.close()  # closing again does nothing
+
+    def test_closing_twice_at_once_is_harmless(
+        self, any_store_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """Two threads closing a store at the same moment, then a third close: each returns, none raises."""
+        store = stores(any_store_url)
+        ApprovalQueue(store=store, session=fresh_session()).submit(tool_call_id="a", tool_name="bash")
+        errors: list[BaseException] = []
+        barrier = threading.Barrier(2, timeout=JOIN_TIMEOUT)
+
+        def close() -> None:
+            try:
+                barrier.wait()
+                store.close()
+            except BaseException as error:
+                errors.append(error)
+
+        join(start(close), start(close))
+        store.close()
+        assert errors == []
+
+    def test_closing_from_a_callback(self, store_url: str, stores: Callable[..., ApprovalStore]) -> None:
+        """An on_approve that closes its store (a manual approval, and the drain's): the approval is
+        recorded, once, and the store closes once it is; nothing hangs."""
+        store = stores(store_url)
+        session = fresh_session()
+        queue = ApprovalQueue(store=store, session=session, auto_approve={"read": True})
+        manual = queue.submit(tool_call_id="m", tool_name="bash")
+        calls: list[int] = []
+
+        def on_approve(action: Action) -> None:
+            calls.append(action.id)
+            store.close()
+
+        queue.on_approve = on_approve
+        [approved] = queue.approve(manual)
+        assert approved.status == "approved"
+        until(lambda: refused(lambda: queue.pending_actions), "the store to finish closing")
+        assert status_elsewhere(stores(store_url), session, manual) == "approved"
+
+        store = stores(store_url)
+        queue = ApprovalQueue(store=store, session=session, auto_approve={"read": True})
+        queue.on_approve = on_approve
+        auto = queue.submit(tool_call_id="r", tool_name="read", auto_approvable=True)
+        until(lambda: refused(lambda: queue.pending_actions), "the store to finish closing")
+        assert status_elsewhere(stores(store_url), session, auto) == "approved"
+        assert calls == [manual, auto]
+
+    def test_closing_while_a_drain_runs_a_callback(
+        self, store_url: str, stores: Callable[..., ApprovalStore]
+    ) -> None:
+        """A close while the drain (holding its lock) runs on_approve: waiters are woken with
+        StoreClosedError and new work refused at once; close returns once the callback has returned and
+        its approval is recorded; the submit that drained returns its id; the callback ran once."""
+        store = stores(store_url)
+        session = fresh_session()
+        queue = ApprovalQueue(store=store, session=session, auto_approve={"read": True})
+        elsewhere = ApprovalQueue(store=store, session=fresh_session())  # the drain stops at a manual head
+        waited = elsewhere.submit(tool_call_id="w", tool_name="bash")
+        entered, leave = threading.Event(), threading.Event()
+        calls: list[int] = []
+
+        def on_approve(action: Action) -> None:
+            calls.append(action.id)
+            entered.set()
+            assert leave.wait(JOIN_TIMEOUT)
+
+        queue.on_approve = on_approve
+        outcomes: dict[str, object] = {}
+
+        def record(name: str, run: Callable[[], object]) -> Callable[[], None]:
+            def target() -> None:
+                try:
+                    outcomes[name] = run()
+                except BaseException as error:
+                    outcomes[name] = error
+
+            return target
+
+        submitter = start(
+            record("submit", lambda: queue.submit(tool_call_id="r", tool_name="read", auto_approvable=True))
+        )
+        assert entered.wait(JOIN_TIMEOUT)
+        waiter = start(record("wait", lambda: elsewhere.wait(waited)))
+        until(lambda: waiting(elsewhere, waited), "the wait to begin")
+        closer = start(record("close", store.close))
+        join(waiter)  # woken by the close, which still waits for the callback
+        assert isinstance(outcomes["wait"], StoreClosedError)
+        assert "close" not in outcomes
+        with pytest.raises(StoreClosedError):
+            queue.submit(tool_call_id="late", tool_name="bash")
+        with pytest.raises(StoreClosedError):
+            elsewhere.approve(waited)
+        leave.set()
+        join(submitter, closer)
+        auto = outcomes["submit"]
+        assert isinstance(auto, int), auto
+        assert outcomes["close"] is None
+        assert calls == [auto]
+        assert status_elsewhere(stores(store_url), session, auto) == "approved"
+        assert status_elsewhere(stores(store_url), elsewhere.session, waited) == "pending"
+        assert refused(lambda: queue.pending_actions)
+
+
+class TestReplacedFile:
+    """SQLite: another process deletes the database file under a running store, or moves another
+    database over it (a reset by hand, a restore by ``mv``)."""
+
+    @staticmethod
+    def opened_and_kept(
+        tmp_path: Path, stores: Callable[..., ApprovalStore]
+    ) -> tuple[ApprovalStore, ApprovalQueue, Path]:
+        """A store on ``approvals.db``, a queue of it with action 1 pending, and a second name of that
+        file (a hard link) to bring it back by."""
+        path = tmp_path / "approvals.db"
+        store = stores(f"sqlite:///{path}")
+        queue = ApprovalQueue(store=store, session=fresh_session())
+        queue.submit(tool_call_id="a", tool_name="bash")
+        kept = tmp_path / "kept.db"
+        os.link(path, kept)
+        return store, queue, kept
+
+    @staticmethod
+    def refuses_everything(store: ApprovalStore, queue: ApprovalQueue) -> None:
+        """Reads, writes, resolutions (no callback run) and waits all fail for the store."""
+        calls: list[int] = []
+        queue.on_approve = lambda action: calls.append(action.id)
+        attempts: list[Callable[[], object]] = [
+            lambda: queue.pending_actions,
+            lambda: queue[1],
+            lambda: queue.submit(tool_call_id="b", tool_name="bash"),
+            lambda: queue.approve(1),
+            lambda: queue.reject(1),
+            store.sessions,
+        ]
+        for attempt in attempts:
+            with pytest.raises(StoreUnavailableError, match="deleted or replaced since this store opened it"):
+                attempt()
+        with pytest.raises(TimeoutError, match="the store is unavailable") as timed_out:
+            queue.wait(1, timeout=0.2)
+        assert isinstance(timed_out.value.__cause__, StoreUnavailableError)
+        assert calls == []
+
+    def test_a_file_moved_over_it(self, tmp_path: Path, stores: Callable[..., ApprovalStore]) -> None:
+        """Another database moved over the file: every operation raises StoreUnavailableError naming the
+        path (none reads or writes the old file, nor reopens the new one); the new file holds nothing of
+        the store's; moved back, the old file is used again, its action still pending."""
+        store, queue, kept = self.opened_and_kept(tmp_path, stores)
+        (tmp_path / "other").mkdir()
+        other_path = tmp_path / "other" / "approvals.db"
+        other = stores(f"sqlite:///{other_path}")
+        ApprovalQueue(store=other, session=queue.session).submit(tool_call_id="z", tool_name="read")
+        other.close()  # its WAL is written back into the file
+        new = tmp_path / "other" / "new.db"  # the new file by a name of its own, with no WAL beside it
+        os.link(other_path, new)
+        os.replace(other_path, tmp_path / "approvals.db")
+        self.refuses_everything(store, queue)
+        assert raw(f"sqlite:///{new}", "SELECT tool_call_id FROM ask_permissions_actions") == [('"z"',)]
+        os.replace(kept, tmp_path / "approvals.db")
+        [pending] = queue.pending_actions
+        assert (pending.id, pending.tool_call_id) == (1, "a")
+        assert queue.submit(tool_call_id="b", tool_name="bash") == 2
+
+    def test_a_deleted_file(self, tmp_path: Path, stores: Callable[..., ApprovalStore]) -> None:
+        """The file deleted: every operation raises StoreUnavailableError, and the store makes no new file."""
+        store, queue, kept = self.opened_and_kept(tmp_path, stores)
+        path = tmp_path / "approvals.db"
+        path.unlink()
+        self.refuses_everything(store, queue)
+        assert not path.exists()
+        os.replace(kept, path)
+        assert queue.submit(tool_call_id="b", tool_name="bash") == 2
+
+
+def refused(operation: Callable[[], object]) -> bool:
+    """Whether ``operation`` raises StoreClosedError."""
+    try:
+        operation()
+    except StoreClosedError:
+        return True
+    return False
+
+
+def status_elsewhere(store: ApprovalStore, session: str, action_id: int) -> str | None:
+    """The action's status as ``store`` (another store on the same database) reads it."""
+    action = ApprovalQueue(store=store, session=session)[action_id]
+    return None if action is None else action.status
 
 
 # -- real processes --------------------------------------------------------------------------------------

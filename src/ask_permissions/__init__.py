@@ -12,8 +12,10 @@ from ._errors import (
     PermissionsError,
     ResolutionNotRecordedError,
     SandboxUnavailableError,
+    StoreClosedError,
     StoreError,
     StoreUnavailableError,
+    SubmitOutcomeUnknownError,
     UnknownToolError,
 )
 from ._tool_call import ToolCall
@@ -103,8 +105,10 @@ __all__ = [
     "SettingsSource",
     "ShadowRecord",
     "SqliteStore",
+    "StoreClosedError",
     "StoreError",
     "StoreUnavailableError",
+    "SubmitOutcomeUnknownError",
     "ToolCall",
     "ToolMetadata",
     "ToolReference",

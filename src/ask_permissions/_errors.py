@@ -13,8 +13,10 @@ __all__ = [
     "PermissionsError",
     "ResolutionNotRecordedError",
     "SandboxUnavailableError",
+    "StoreClosedError",
     "StoreError",
     "StoreUnavailableError",
+    "SubmitOutcomeUnknownError",
     "UnknownToolError",
     "preview",
 ]
@@ -94,7 +96,7 @@ class StoreUnavailableError(StoreError, ConnectionError):
     """The store could not carry out an operation now: its server is down or unreachable, the connection
     broke, the database file is locked by another process past the timeout, its disk is full, or it is
     read-only. Whatever the operation would have changed is unchanged (see ``ResolutionNotRecordedError``
-    for the one exception), so it can be tried again.
+    and ``SubmitOutcomeUnknownError`` for the two exceptions), so it can be tried again.
 
     Attributes:
         store: the store, as its messages name it (a PostgreSQL URL without its password).
@@ -120,6 +122,36 @@ class ResolutionNotRecordedError(StoreUnavailableError):
         super().__init__(message, store=store)
         self.action_id = action_id
         self.status = status
+
+
+class SubmitOutcomeUnknownError(StoreUnavailableError):
+    """A submit's connection broke with its insert sent, and the server could not be asked within the
+    store's ``lost_reply_timeout`` (or before the store was closed) whether the insert was written: the
+    call may be queued. The store remembers it: submitted again on the same store (same session, tool,
+    arguments and call id), the call is queued once, with the id the first insert took if it was written.
+
+    Attributes:
+        session: the session the call was submitted to.
+    """
+
+    def __init__(self, message: str, *, store: str, session: str) -> None:
+        super().__init__(message, store=store)
+        self.session = session
+
+
+class StoreClosedError(StoreError, RuntimeError):
+    """The store was closed: ``store.close()`` wakes whoever waits on it (``wait``, ``wait_async``) with
+    this error, and a wait begun afterwards raises it at once. A database store raises it for every
+    submit, approval, rejection and drain once ``close()`` began, and for every operation once it has
+    returned; the operation changed nothing. A closed store cannot be used again: open another.
+
+    Attributes:
+        store: the store, as its messages name it (``memory:`` for a ``MemoryStore``).
+    """
+
+    def __init__(self, message: str, *, store: str) -> None:
+        super().__init__(message)
+        self.store = store
 
 
 class InvalidEvidenceError(PermissionsError, ValueError):

@@ -30,8 +30,10 @@ from ask_permissions import (
     SandboxUnavailableError,
     SessionPermissionGrants,
     SqliteStore,
+    StoreClosedError,
     StoreError,
     StoreUnavailableError,
+    SubmitOutcomeUnknownError,
     ToolCall,
     UnknownToolError,
     load_policy,
@@ -105,10 +107,15 @@ def stores(url: str) -> int:
         return lost.action_id
     except ResolutionNotRecordedError as deferred:
         return deferred.action_id if deferred.status == "approved" else -1
+    except SubmitOutcomeUnknownError as unknown:
+        return len(unknown.session)
     except StoreUnavailableError as away:
         return len(away.store)
     except CorruptStoreError as corrupt:
         return len(corrupt.path)
+    except StoreClosedError as closed:
+        store.check_open()
+        return len(closed.store)
     except StoreError:
         return 0
     finally:

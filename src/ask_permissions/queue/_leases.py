@@ -176,29 +176,57 @@ class Leases:
             failed = self._renew(claims, submits) or failed
             pause = min(pause * 2, _LAST_RETRY) if failed else RETRY_SECONDS
 
+    def resolving(self, session: str, action_id: int) -> bool:
+        """Before this store claims or resolves ``action_id``: whether it resolves the action already (a
+        thread of this process holds its claim). A resolution that waits to be recorded is tried first,
+        once: the action no longer waits on this process if it is recorded, or lost.
+
+        While the database was away the claim may have lapsed there, so that the action reads as pending
+        again; claiming it anew would run its callback a second time. Called with the session's lock held,
+        so waiters are not woken here: the recording reaches them through the store's watcher.
+
+        Raises:
+            StoreUnavailableError: the waiting recording failed again (nothing claimed).
+        """
+        with self._lock:
+            held = (session, action_id) in self._claims
+            recording = self._deferred.get((session, action_id))
+        if recording is None:
+            return held
+        self._record_one(recording)
+        return False
+
     def _record_deferred(self) -> bool:
         """Try each deferred resolution once; whether one failed for the database."""
         failed = False
         for recording in self.deferred():
             try:
-                recorded = self._renewals.record(recording)
+                self._record_one(recording)
             except Exception:  # the database is still away: next round
                 failed = True
                 continue
-            self.drop(recording.session, recording.action_id)
-            what = "approval" if recording.status == "approved" else "rejection"
-            if recorded:
-                _logger.warning("%s: action %s: its %s is recorded", self._name, recording.action_id, what)
-            else:
-                _logger.error(
-                    "%s: action %s: its %s could not be recorded: another process took the action up",
-                    self._name,
-                    recording.action_id,
-                    what,
-                )
             with contextlib.suppress(Exception):
                 self._renewals.recorded(recording.session)
         return failed
+
+    def _record_one(self, recording: Recording) -> None:
+        """Record a deferred resolution (or learn its claim was lost), and stop renewing its claim.
+
+        Raises:
+            StoreUnavailableError: the database failed; it stays deferred.
+        """
+        recorded = self._renewals.record(recording)
+        self.drop(recording.session, recording.action_id)
+        what = "approval" if recording.status == "approved" else "rejection"
+        if recorded:
+            _logger.warning("%s: action %s: its %s is recorded", self._name, recording.action_id, what)
+        else:
+            _logger.error(
+                "%s: action %s: its %s could not be recorded: another process took the action up",
+                self._name,
+                recording.action_id,
+                what,
+            )
 
     def _renew(
         self,

@@ -314,8 +314,9 @@ class ApprovalQueue:
         If ``on_submit`` raises, the action stays pending, the exception propagates and this submit
         does not drain. ``why`` (an ``AskExplanation``: why the call waits) is kept, read-only, as the
         action's ``why``. With a durable store the submit either queued the call and returns its id, or
-        queued nothing and raises ``StoreUnavailableError``: a store failure in the drain after the call
-        was queued is logged (logger ``ask_permissions.queue``), not raised, and the next drain covers it.
+        queued nothing and raises ``StoreUnavailableError`` (but see ``SubmitOutcomeUnknownError``): a
+        store failure in the drain after the call was queued is logged (logger ``ask_permissions.queue``),
+        not raised, and the next drain covers it.
 
         Raises:
             TypeError: ``tool_name`` is not a string, ``auto_approvable`` not a bool, ``message`` not a
@@ -324,6 +325,9 @@ class ApprovalQueue:
                 wrong type or an unknown key; or, with ``require_json``, ``args`` is not a JSON value or
                 ``tool_call_id`` not a string, an integer or None (the message names the call).
             StoreUnavailableError: (durable stores) the store failed; nothing was queued.
+            SubmitOutcomeUnknownError: (PostgreSQL) the connection broke with the call sent, and the
+                server stayed out of reach: the call may be queued; submitted again on the same store, it
+                is queued once.
         """
         name = require_tool_name(tool_name)
         if not isinstance(auto_approvable, bool):
@@ -511,6 +515,7 @@ class ApprovalQueue:
         Raises:
             TimeoutError: ``timeout`` seconds passed with the action still pending (or applying), or with
                 the store unavailable (then its ``StoreUnavailableError`` is the ``__cause__``).
+            StoreClosedError: the store was closed, before the wait or during it (``close`` wakes it).
         """
         check_timeout(timeout)
         if not is_id(action_id):
@@ -518,7 +523,7 @@ class ApprovalQueue:
         # A lock cannot wait longer than TIMEOUT_MAX (OverflowError): longer, infinity included, is no limit.
         limit = None if timeout is None or timeout > threading.TIMEOUT_MAX else timeout
         key, waiters = action_id, self._local.waiters
-        look = _Look(self._state, key)
+        look = _Look(self._store, self._state, key)
         with self._watching(), self._changed:
             decided = look.decided()
             news = self._local.noticed(look.seen)
@@ -542,13 +547,14 @@ class ApprovalQueue:
 
         Raises:
             TimeoutError: as for ``wait``.
+            StoreClosedError: as for ``wait``.
         """
         check_timeout(timeout)
         if not is_id(action_id):
             return None
         key = action_id
         loop = asyncio.get_running_loop()
-        look = _Look(self._state, key)
+        look = _Look(self._store, self._state, key)
         with self._watching():
             with self._changed:
                 decided = look.decided()
@@ -827,16 +833,22 @@ class ApprovalQueue:
 class _Look:
     """A waiter's look at its action: what it saw, or why the store could not say."""
 
-    __slots__ = ("_key", "_state", "seen", "unavailable")
+    __slots__ = ("_key", "_state", "_store", "seen", "unavailable")
 
-    def __init__(self, state: QueueState, key: int) -> None:
+    def __init__(self, store: ApprovalStore, state: QueueState, key: int) -> None:
+        self._store: Final = store
         self._state: Final = state
         self._key: Final = key
         self.seen: Action | None = None
         self.unavailable: StoreUnavailableError | None = None
 
     def decided(self) -> bool:
-        """Look again (locked): whether the action is resolved, or unknown."""
+        """Look again (locked): whether the action is resolved, or unknown.
+
+        Raises:
+            StoreClosedError: the store was closed (before the wait, or during it: closing wakes it).
+        """
+        self._store.check_open()
         try:
             self.seen = self._state.get(self._key)
         except StoreUnavailableError as error:  # the wait goes on: the store's watcher wakes it to look

@@ -11,6 +11,7 @@ SQLite). A row is read strictly: anything this package would not have written ra
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import itertools
 import json
 import logging
@@ -20,6 +21,7 @@ import threading
 import time
 import uuid
 from abc import abstractmethod
+from collections import Counter
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar, Final, NamedTuple, TypeAlias, TypeVar, final
@@ -28,6 +30,7 @@ from ask_permissions._errors import (
     CorruptStoreError,
     InvalidSnapshotError,
     ResolutionNotRecordedError,
+    StoreClosedError,
     StoreUnavailableError,
     preview,
 )
@@ -47,6 +50,7 @@ __all__ = [
     "READ_COLUMNS",
     "SCHEMA_VERSION",
     "Execute",
+    "Inserted",
     "SqlStore",
     "positive_seconds",
 ]
@@ -439,6 +443,17 @@ def encode_action(action: Action) -> dict[str, Any]:
     }
 
 
+class Inserted(NamedTuple):
+    """Where a submit's call is: the row an insert wrote, or one a submit of the same call wrote before
+    and could not tell of (see ``SubmitOutcomeUnknownError``)."""
+
+    action_id: int
+    mark: str
+    """The row's ``submit_owner``: the mark of the insert that wrote it."""
+    submitted_at: str | None = None
+    """When that earlier submit was made (as the row holds it), if it is not this one."""
+
+
 class SqlStore(ApprovalStore):
     """A store in a database: what SQLite and PostgreSQL share (see ``SqliteStore``, ``PostgresStore``).
 
@@ -474,11 +489,19 @@ class SqlStore(ApprovalStore):
             Renewals(self._renew_claim, self._renew_submit, self._record, self._changed_elsewhere),
             where,
         )
-        self._closed = threading.Event()
         # Set when an operation failed for the database, cleared when one succeeds: while set, the
         # store's watcher wakes the waiters now and then, to look again.
         self._troubled = False
         self._attempt_seconds = 0.0  # how long one attempt at a statement may block (a store sets it)
+        # Closing (see close): the resolutions under way, counted by thread from before their claim to
+        # their recording or release, which close waits for; whether the last of them is to finish
+        # closing (close was called from one of their callbacks); and whether the connections are
+        # released, after which every statement raises StoreClosedError. The gate guards the first two,
+        # the store's statement lock the third.
+        self._gate: Final = threading.Condition(threading.Lock())
+        self._under_way: Final[Counter[int]] = Counter()
+        self._close_when_done = False
+        self._released = False
 
     @property
     def lease(self) -> timedelta:
@@ -510,11 +533,12 @@ class SqlStore(ApprovalStore):
         """
 
     @abstractmethod
-    def _insert(self, session: str, row: dict[str, Any]) -> int:
-        """Insert a new pending action with the session's next id (atomically); that id.
+    def _insert(self, session: str, row: dict[str, Any]) -> Inserted:
+        """Insert a new pending action with the session's next id (atomically); where it is.
 
         Raises:
             StoreUnavailableError: nothing was inserted.
+            SubmitOutcomeUnknownError: (PostgreSQL) whether it was inserted could not be found out.
         """
 
     @abstractmethod
@@ -681,9 +705,72 @@ class SqlStore(ApprovalStore):
             ) from None
 
     def close(self) -> None:
+        """Refuse new work at once (submits, claims, drains and waits raise ``StoreClosedError``) and wake
+        the waiters with it; wait for the resolutions other threads have under way (their callbacks
+        running) to be recorded; record what waits to be recorded (see ``Leases.flush``); stop renewing,
+        and release the connections, after which every operation raises ``StoreClosedError``.
+
+        Called from a callback of this store, it does not wait for that resolution: the store finishes
+        closing, in a thread of its own, once it is recorded. Closing a closed store does nothing.
+        """
+        me = threading.get_ident()
+        with self._gate:
+            if self._closed.is_set():
+                return
+            self._closed.set()
+        self._wake_closed()
+        with self._gate:
+            self._gate.wait_for(lambda: self._under_way.keys() <= {me})
+            self._close_when_done = me in self._under_way
+            if self._close_when_done:
+                return
+        self._finish_closing()
+
+    def _finish_closing(self) -> None:
         self._leases.flush()
-        self._closed.set()
         self._leases.close()
+        self._release()
+
+    @abstractmethod
+    def _release(self) -> None:
+        """Stop the store's threads and close its connections; from then on every statement raises
+        ``StoreClosedError`` (see ``_refuse_if_released``)."""
+
+    def _refuse_if_released(self) -> None:
+        """With the statement lock held: ``StoreClosedError`` once the connections are released."""
+        if self._released:
+            raise self._closed_error()
+
+    def _begin_resolution(self) -> None:
+        """Before a claim: count a resolution under way in this thread (``close`` waits for it).
+
+        Raises:
+            StoreClosedError: the store is closing or closed.
+        """
+        with self._gate:
+            self.check_open()
+            self._under_way[threading.get_ident()] += 1
+
+    def _end_resolution(self) -> None:
+        """The resolution this thread began is over: recorded, released, deferred, lost or never claimed.
+        The last one of a store closed from a callback finishes the closing, in a thread of its own (this
+        one holds the session's lock, which the store's threads take as they stop)."""
+        me = threading.get_ident()
+        with self._gate:
+            self._under_way[me] -= 1
+            if not self._under_way[me]:
+                del self._under_way[me]
+            self._gate.notify_all()
+            last = self._close_when_done and not self._under_way
+            if last:
+                self._close_when_done = False
+        if last:
+            threading.Thread(
+                target=self._finish_closing, name=f"ask_permissions closer {self._where}", daemon=True
+            ).start()
+
+    def _name(self) -> str:
+        return self._where
 
     # -- claims, their leases and their recording ------------------------------------------------------
 
@@ -815,6 +902,7 @@ class _SqlQueue(QueueState):
 
     def insert(self, build: Callable[[int], Action], *, submitting: bool) -> Action:
         store = self._store
+        store.check_open()
         row = encode_action(build(0))
         # A mark no other insert has: it tells this process's submissions from others' (submit_until says
         # whether its on_submit runs), and finds the row if the connection broke before the reply came.
@@ -822,11 +910,15 @@ class _SqlQueue(QueueState):
         row["submit_owner"] = mark
         row["submitting"] = submitting
         row["submit_until"] = store._now() + store._lease if submitting else None
-        action_id = store._insert(self._session, row)
+        inserted = store._insert(self._session, row)
+        action_id = inserted.action_id
         if submitting:
-            self._marks[action_id] = mark
-            store._leases.hold_submit(self._session, action_id, mark)
-        return build(action_id)
+            self._marks[action_id] = inserted.mark
+            store._leases.hold_submit(self._session, action_id, inserted.mark)
+        action = build(action_id)
+        if inserted.submitted_at is not None:
+            action = dataclasses.replace(action, submitted_at=datetime.fromisoformat(inserted.submitted_at))
+        return action
 
     def end_submit(self, action_id: int) -> None:
         store = self._store
@@ -836,7 +928,7 @@ class _SqlQueue(QueueState):
             return
         try:
             store._execute(store._statement("end_submit"), self._params(id=action_id, owner=mark))
-        except StoreUnavailableError as error:  # the action is queued all the same: its mark lapses
+        except (StoreUnavailableError, StoreClosedError) as error:  # queued all the same: the mark lapses
             _logger.warning(
                 "%s: action %s: its on_submit mark lapses after the lease (%s)",
                 store._where,
@@ -901,12 +993,21 @@ class _SqlQueue(QueueState):
             decided_by=text_column(resolution.decided_by),
             edited_args=None if resolution.edited_args is None else _json_text(resolution.edited_args),
         )
-        issued = time.monotonic()  # the lease, as this process counts it, runs from before the claim
-        applying = store._change("claim", self._session, params)
-        if applying is None:
-            self.get(action_id)  # not pending: resolved or unknown, unless its row is corrupt (raises)
-            return None
-        store._leases.hold(self._session, action_id, token, issued)
+        store._begin_resolution()  # ended by finish or release, or below if nothing is claimed
+        claimed = False
+        try:
+            if store._leases.resolving(self._session, action_id):
+                return None  # another thread of this process resolves it
+            issued = time.monotonic()  # the lease, as this process counts it, runs from before the claim
+            applying = store._change("claim", self._session, params)
+            if applying is None:
+                self.get(action_id)  # not pending: resolved or unknown, unless its row is corrupt (raises)
+                return None
+            store._leases.hold(self._session, action_id, token, issued)
+            claimed = True
+        finally:
+            if not claimed:
+                store._end_resolution()
         return Claim(applying, approve, token)
 
     def finish(self, claim: Claim, resolved_at: datetime) -> Action | None:
@@ -919,7 +1020,11 @@ class _SqlQueue(QueueState):
             resolved_at.timestamp(),
         )
         # One statement: the row was read whole when claimed, and the resolution is a fact by now.
-        if not store._record_within_lease(recording):
+        try:
+            recorded = store._record_within_lease(recording)
+        finally:
+            store._end_resolution()
+        if not recorded:
             return None
         # The recorded time is read back as the seconds the database holds: the same value a read gives.
         return resolved_action(
@@ -928,7 +1033,8 @@ class _SqlQueue(QueueState):
 
     def resolve(self, action_id: int, resolution: Resolution, resolved_at: datetime) -> Action | None:
         store = self._store
-        if not 0 < action_id < 2**63:
+        store.check_open()
+        if not 0 < action_id < 2**63 or store._leases.resolving(self._session, action_id):
             return None
         token = uuid.uuid4().hex
         approve = resolution.approve
@@ -964,6 +1070,8 @@ class _SqlQueue(QueueState):
             _logger.warning(
                 "%s: action %s: pending again after the lease (%s)", store._where, claim.action.id, error
             )
+        finally:
+            store._end_resolution()
 
     def restore(self, next_id: int, actions: list[Action]) -> int | None:
         store = self._store

@@ -23,6 +23,7 @@ from ._sql import (
     MIGRATIONS,
     SCHEMA_VERSION,
     Execute,
+    Inserted,
     SqlStore,
     positive_seconds,
 )
@@ -138,6 +139,10 @@ class SqliteStore(SqlStore):
         except sqlite3.Error as error:
             raise self._failure(error) from error
         try:
+            # The file the connection has open, by device and inode: the one every statement must reach.
+            self._file: Final = _file_identity(name)
+            if self._file is None:
+                raise self._replaced()
             if read_only:
                 self._check_schema_to_read()
             else:
@@ -238,6 +243,31 @@ class SqliteStore(SqlStore):
     def _now(self) -> float:
         return self._clock()
 
+    def _ready(self) -> None:
+        """Locked, before a statement: the store is open, and its file is still the one at its path.
+
+        Another process may delete the file and make a new database there (a reset by hand, a restore by
+        ``mv``): the connection would go on with the old, unlinked file, where nobody else looks. Its ids
+        would also be given again in the new file, so the store does not reopen either: a wait for an id
+        of the old file must not return another call's decision.
+
+        Raises:
+            StoreClosedError: the store was closed.
+            StoreUnavailableError: the file was deleted or replaced (until the same file is back).
+        """
+        self._refuse_if_released()
+        if _file_identity(self._path) != self._file:
+            raise self._replaced()
+
+    def _replaced(self) -> StoreUnavailableError:
+        self._troubled = True
+        return StoreUnavailableError(
+            f"{self._where}: the database file was deleted or replaced since this store opened it; the store "
+            "does not use the old file, nor reopen the new one (whose ids may be given again): open the "
+            "store again",
+            store=self._where,
+        )
+
     def _failure(self, error: sqlite3.Error) -> StoreError:
         """The package's error for an SQLite error, its message kept."""
         if getattr(error, "sqlite_errorname", "").startswith(("SQLITE_NOTADB", "SQLITE_CORRUPT")):
@@ -247,6 +277,7 @@ class SqliteStore(SqlStore):
     def _execute(self, sql: str, params: dict[str, Any]) -> list[tuple[Any, ...]]:
         try:
             with self._lock:
+                self._ready()
                 rows = self._connection.execute(sql, params).fetchall()
         except sqlite3.Error as error:
             raise self._failure(error) from error
@@ -257,6 +288,7 @@ class SqliteStore(SqlStore):
         # One connection to a local file: a failed statement or commit is rolled back, so nothing to retry.
         try:
             with self._lock:
+                self._ready()
                 connection = self._connection
                 connection.execute("BEGIN IMMEDIATE")
                 try:
@@ -272,11 +304,11 @@ class SqliteStore(SqlStore):
         self._troubled = False
         return result
 
-    def _insert(self, session: str, row: dict[str, Any]) -> int:
+    def _insert(self, session: str, row: dict[str, Any]) -> Inserted:
         rows = self._execute(_INSERT, row | {"session": session})
         if not rows:
             raise ValueError(f"session {preview(session)} has given every id up to {MAX_ID}")
-        return int(rows[0][0])
+        return Inserted(int(rows[0][0]), row["submit_owner"])
 
     def _columns(self, execute: Execute) -> set[str]:
         return {row[1] for row in execute("PRAGMA table_info(ask_permissions_actions)", {})}
@@ -284,6 +316,7 @@ class SqliteStore(SqlStore):
     def _delete(self, sql: str, params: dict[str, Any]) -> int:
         try:
             with self._lock:
+                self._ready()
                 count = self._connection.execute(sql, params).rowcount
         except sqlite3.Error as error:
             raise self._failure(error) from error
@@ -291,6 +324,7 @@ class SqliteStore(SqlStore):
         return count
 
     def _drain_lock(self, session: str) -> contextlib.AbstractContextManager[None]:
+        self.check_open()
         if self._read_only:  # a drain approves: refused before its lock file is made
             raise StoreUnavailableError(
                 f"{self._where}: opened read-only, so it cannot drain (a drain approves)", store=self._where
@@ -324,10 +358,7 @@ class SqliteStore(SqlStore):
         """
         base = os.path.basename(self._path)
         events = FileEvents(os.path.dirname(os.path.abspath(self._path)), (base, base + "-wal"))
-        try:
-            connection = self._connect()
-        except sqlite3.Error:
-            connection = None
+        connection: sqlite3.Connection | None = None
         try:
             last: int | None = None
             again: list[float] = []
@@ -335,9 +366,14 @@ class SqliteStore(SqlStore):
                 with self._watch:
                     self._watch.wait_for(lambda: self._watchers > 0 or self._closed.is_set())
                 try:
-                    if connection is None:
+                    # Not to a file that replaced the store's (see _ready): the waiters look, and raise.
+                    if connection is None and _file_identity(self._path) == self._file:
                         connection = self._connect()
-                    version = connection.execute("PRAGMA data_version").fetchone()[0]
+                    version = (
+                        None
+                        if connection is None
+                        else connection.execute("PRAGMA data_version").fetchone()[0]
+                    )
                 except sqlite3.Error:
                     version = None  # look again next time; wake the waiters meanwhile
                 if version is None or version != last or self._troubled:
@@ -351,17 +387,25 @@ class SqliteStore(SqlStore):
             if connection is not None:
                 connection.close()
 
-    def close(self) -> None:
-        """Stop the watcher and the lease renewer, and close the connection."""
-        self._closed.set()
+    def _release(self) -> None:
+        """Stop the watcher, and close the connection (see ``SqlStore.close``)."""
         with self._watch:
             self._watch.notify_all()
         poller = self._poller
         if poller is not None:
             poller.join(5)
-        super().close()
         with self._lock:
+            self._released = True
             self._connection.close()
+
+
+def _file_identity(path: str) -> tuple[int, int] | None:
+    """The file at ``path`` by device and inode (one ``stat``), or None if there is none."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return found.st_dev, found.st_ino
 
 
 def _lease_clock() -> tuple[str, Callable[[], float]]:

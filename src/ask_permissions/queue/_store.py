@@ -10,12 +10,12 @@ from collections.abc import Callable, Collection, Hashable, Iterable, Mapping
 from datetime import datetime
 from typing import ClassVar, Final, NamedTuple, Protocol, TypeAlias, final
 
-from ask_permissions._errors import StoreUnavailableError, preview
+from ask_permissions._errors import StoreClosedError, StoreUnavailableError, preview
 from ask_permissions._vocabulary import SCOPES, ResolutionScope, one_of
 
 from ._action import RESOLVED, Action, Resolution, applying, printable_name, released, resolved
 from ._drain import DrainTickets
-from ._waiters import Waiters, wake
+from ._waiters import Waiters, fail, wake
 
 __all__ = [
     "DEFAULT_SESSION",
@@ -145,6 +145,15 @@ class LocalSession:
         """Locked: this process resolved ``action``; whether its observers are still to hear of it."""
         self.known_pending.discard(action.id)
         return self.announced.add(action.id)
+
+    def store_closed(self, error: Callable[[], StoreClosedError]) -> None:
+        """The store was closed: async waiters raise ``error()``, and threads wake to look (and raise)."""
+        with self.changed:
+            try:
+                for action_id in self.waiters.async_ids:
+                    fail(self.waiters.take_async(action_id), error)
+            finally:
+                self.changed.notify_all()
 
     def changed_elsewhere(self) -> None:
         """Another process may have changed the session: wake whoever waits, to look again."""
@@ -293,6 +302,7 @@ class ApprovalStore(ABC):
         self._locals_lock: Final = threading.Lock()
         self._changes: Final = threading.Condition(threading.Lock())
         self._change_number = 0
+        self._closed: Final = threading.Event()  # set by close(), never cleared
 
     def local(self, session: str) -> LocalSession:
         """This process's ``LocalSession`` of ``session`` (one per store and session)."""
@@ -402,8 +412,32 @@ class ApprovalStore(ABC):
         """What ``record_scopes`` recorded last for ``session``, or None when no host recorded any."""
 
     def close(self) -> None:
-        """Release what the store holds (connections, threads); a closed store must not be used again."""
-        return
+        """Release what the store holds (connections, threads), and wake whoever waits on it: their
+        ``wait`` or ``wait_async`` raises ``StoreClosedError``, as does any wait begun afterwards. A closed
+        store must not be used again (a database store refuses to, with ``StoreClosedError``). Closing a
+        closed store does nothing."""
+        self._closed.set()
+        self._wake_closed()
+
+    def _wake_closed(self) -> None:
+        """The store was just closed: wake every waiter of this process, to raise ``StoreClosedError``."""
+        for local in self._local_sessions():
+            local.store_closed(self._closed_error)
+
+    def check_open(self) -> None:
+        """Raise ``StoreClosedError`` if the store was closed."""
+        if self._closed.is_set():
+            raise self._closed_error()
+
+    def _closed_error(self) -> StoreClosedError:
+        name = self._name()
+        return StoreClosedError(
+            f"{name}: the store is closed; a closed store cannot be used again", store=name
+        )
+
+    def _name(self) -> str:
+        """The store, as its messages name it."""
+        return "memory:"
 
 
 @final

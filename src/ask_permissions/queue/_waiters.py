@@ -5,13 +5,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections import Counter
-from collections.abc import Collection, Iterable
+from collections.abc import Callable, Collection, Iterable
 from typing import TYPE_CHECKING, Final, TypeAlias, final
 
 if TYPE_CHECKING:
     from ._action import Action
 
-__all__ = ["AsyncWaiter", "Waiters", "wake"]
+__all__ = ["AsyncWaiter", "Waiters", "fail", "wake"]
 
 AsyncWaiter: TypeAlias = "tuple[asyncio.AbstractEventLoop, asyncio.Future[Action | None]]"
 
@@ -81,6 +81,18 @@ def wake(waiters: Iterable[AsyncWaiter], action: Action | None) -> None:
             loop.call_soon_threadsafe(_complete, future, action)
 
 
+def fail(waiters: Iterable[AsyncWaiter], error: Callable[[], BaseException]) -> None:
+    """Make async waiters raise ``error()`` (one each), from any thread."""
+    for loop, future in waiters:
+        with contextlib.suppress(RuntimeError):
+            loop.call_soon_threadsafe(_fail, future, error())
+
+
 def _complete(future: asyncio.Future[Action | None], action: Action | None) -> None:
     if not future.done():
         future.set_result(action)
+
+
+def _fail(future: asyncio.Future[Action | None], error: BaseException) -> None:
+    if not future.done():
+        future.set_exception(error)
