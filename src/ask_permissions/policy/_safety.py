@@ -151,7 +151,8 @@ def _needles(directories: frozenset[str], files: frozenset[str]) -> re.Pattern[s
 
 # A program's name as a command word holds it: "/usr/bin/rm", "RM", "python3.12", "pre-commit". A launcher's
 # attached script (env -S'rm …') has the launcher's own name to find.
-_TOKEN: Final = re.compile(r"[a-z_][a-z0-9_+.-]*")
+_TOKEN: Final = re.compile(r"[a-z_][a-z0-9_+.-]*|(?<![\w.-])\.(?![\w./-])")
+"""A word that may name a program: a name, or a lone ``.`` (the shell's ``source``), not part of a path."""
 _VERSIONED: Final = re.compile(r"([a-z]+)[0-9][0-9.]*m?")
 
 

@@ -34,6 +34,7 @@ cannot tell, so the checks read it as a write)."""
 
 _ACTIONS: Final[dict[Role, PathAction]] = {
     "read": "read",
+    "runs": "read",  # what runs from it is read where the reading can (a process substitution's output)
     "write": "write",
     "remove": "remove",
     "touch": "touch",
