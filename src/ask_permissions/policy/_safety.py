@@ -211,6 +211,9 @@ PROTECTED_PATHS: Final = ProtectedPaths(
 """The layered policy's protected paths (a host extends them with ``PROTECTED_PATHS.extended``)."""
 
 _APPROVAL: Final = ", which needs a person's approval"
+_PIPED: Final = f"The command pipes a script into a shell, which no check can read{_APPROVAL}"
+"""A shell or an interpreter runs what another command writes (a pipe, a process substitution, a
+descriptor)."""
 
 
 def _within(path: str, working: Iterable[str]) -> str:
@@ -474,6 +477,8 @@ def _decided(
 ) -> SafetyFinding | None:
     """The safety checks' answer on a command's effects (read once per text; the links on disk each time)."""
     if not effects.fully_read and effects.unparsed is None:
+        if effects.piped_input:
+            return SafetyFinding(_PIPED)  # what the shell runs is not read: the rest was not read in full
         return SafetyFinding(f"The command is too long or too deeply nested to check{_APPROVAL}")
     if effects.unparsed is not None:
         # The reading stopped there, and the command names what the checks look at (the quick path let it
@@ -509,7 +514,7 @@ def _decided(
     if effects.removes_input:
         return SafetyFinding(f"The command removes what its input names, which no check can read{_APPROVAL}")
     if effects.piped_input:
-        return SafetyFinding(f"The command pipes a script into a shell, which no check can read{_APPROVAL}")
+        return SafetyFinding(_PIPED)
     if effects.unread_names:
         name = effects.unread_names[0]
         return SafetyFinding(

@@ -2275,9 +2275,9 @@ def launch(argv: Sequence[str]) -> Launch:
     if words[wrapped] in _SCRIPT_SHELLS and wrapped + 1 < len(words) and words[wrapped + 1] in _SCRIPT_FLAGS:
         return Launch(wrapped, appends, script_only=wrapped + 2 if wrapped + 2 < len(words) else None)
     reading = read_argv(words, wrapped)
-    files = tuple(dict.fromkeys(part.word for part in reading.parts if part.role == "runs"))
+    files = tuple([part.word for part in reading.parts if part.role == "runs"])
     # What a file it runs holds is in the language of the program's own row (a shell's, or code).
-    shell = bool(reading.programs) and reading.programs[0].kind == "shell"
+    shell = bool(files) and reading.programs[0].kind == "shell"
     return Launch(
         wrapped,
         appends,
