@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -63,6 +64,18 @@ CALLS: list[tuple[str, dict[str, str], bool | None]] = [
     ("mcp__github__create_issue", {"title": "b"}, True),
     ("mcp__github__delete_repo", {"name": "x"}, False),
 ]
+
+
+@dataclass(frozen=True)
+class AutoApprovableTool:
+    """A tool that needs approval, which a queue may give by itself (``auto_approve``)."""
+
+    name: str = "deploy"
+    approval_required: bool = True
+    auto_approvable: bool = True
+    always_ask: bool = False
+    risk_level: str | None = None
+    side_effect_scope: str | None = None
 
 
 def _clock() -> Iterator[datetime]:

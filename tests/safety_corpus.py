@@ -297,6 +297,52 @@ REMOVALS: Final = (
     _bash("removal", "find-name-star", "find ~ -name '*' -delete"),
 )
 
+# Writes to a disk, memory or a kernel setting: no file is named, yet more is lost than by rm -rf /.
+SYSTEM_WRITES: Final = (
+    _bash("system-write", "dd-disk", "dd if=/dev/zero of=/dev/sda bs=1M"),
+    _bash("system-write", "dd-nvme-after-cd", "cd /dev && dd if=/dev/urandom of=nvme0n1"),
+    _bash("system-write", "dd-by-id", "dd if=img of=/dev/disk/by-id/ata-X"),
+    _bash("system-write", "dd-glob", "dd if=/dev/zero of=/dev/sd?"),
+    _bash("system-write", "dd-variable", "dd if=/dev/zero of=/dev/$DISK"),
+    _bash("system-write", "redirect-disk", "cat /dev/zero > /dev/sda"),
+    _bash("system-write", "redirect-append-mapper", "echo x >> /dev/mapper/root"),
+    _bash("system-write", "tee-disk", "yes | sudo tee /dev/vda"),
+    _bash("system-write", "cp-image", "cp disk.img /dev/mmcblk0"),
+    _bash("system-write", "mkfs", "mkfs -t ext4 /dev/sdb1"),
+    _bash("system-write", "mkfs-dotted", "mkfs.ext4 -L data /dev/sdb1"),
+    _bash("system-write", "mkfs-upper", "MKFS.EXT4 /dev/sdb1"),
+    _bash("system-write", "mkswap", "sudo mkswap /dev/sdb2"),
+    _bash("system-write", "wipefs", "wipefs -a /dev/sda"),
+    _bash("system-write", "blkdiscard", "blkdiscard /dev/nvme0n1"),
+    _bash("system-write", "fdisk", "fdisk /dev/sda"),
+    _bash("system-write", "sfdisk-input", "sfdisk /dev/sda < layout"),
+    _bash("system-write", "parted", "parted -s /dev/sda mklabel gpt"),
+    _bash("system-write", "shred-disk", "shred -n 1 /dev/sda"),
+    _bash("system-write", "memory", "dd if=x of=/dev/mem"),
+    _bash("system-write", "sysrq", "echo b > /proc/sysrq-trigger"),
+    _bash("system-write", "proc-sys", "echo 0 | tee /proc/sys/kernel/randomize_va_space"),
+    _bash("system-write", "sys", "echo 1 > /sys/block/sda/device/delete"),
+    _bash("system-write", "in-substitution", "echo $(dd if=/dev/zero of=/dev/sda)"),
+    _bash("system-write", "behind-launcher", "sudo -u root dd if=/dev/zero of=/dev/sda"),
+    _bash("system-write", "in-bash-c", "bash -c 'cat /dev/zero > /dev/sda'"),
+    Hostile("system-write", "write-tool", "Write", {"file_path": "/dev/sda", "content": "x"}),
+)
+
+# The modes or owners of a whole system or home changed at once: as locked out as removed.
+TREE_CHANGES: Final = (
+    _bash("tree-change", "chmod-root", "chmod -R 777 /"),
+    _bash("tree-change", "chmod-home", "chmod -R 000 ~"),
+    _bash("tree-change", "chmod-home-variable", "chmod --recursive 000 $HOME"),
+    _bash("tree-change", "chmod-bundled", "chmod -fR a-x /usr"),
+    _bash("tree-change", "chmod-glob-root", "chmod -R 777 /*"),
+    _bash("tree-change", "chown-root", "chown -R nobody:nogroup /"),
+    _bash("tree-change", "chown-parent", "chown -R nobody .."),
+    _bash("tree-change", "chgrp-etc", "sudo chgrp -R users /etc"),
+    _bash("tree-change", "setfacl-home", "setfacl -R -m u:x:rwx ~"),
+    _bash("tree-change", "chattr-root", "chattr -R +i /"),
+    _bash("tree-change", "after-cd", "cd / && chmod -R 777 usr"),
+)
+
 HOSTILE: Final[tuple[Hostile, ...]] = (
     *OPTION_BEFORE_VERB,
     *LOOK_ALIKE_NAMES,
@@ -306,6 +352,8 @@ HOSTILE: Final[tuple[Hostile, ...]] = (
     *PROCESS_SUBSTITUTIONS,
     *HIDDEN_WRITES,
     *REMOVALS,
+    *SYSTEM_WRITES,
+    *TREE_CHANGES,
 )
 
 HOSTILE_PARAMS: Final = [pytest.param(case, id=f"{case.kind}-{case.id}") for case in HOSTILE]
@@ -403,5 +451,20 @@ BENIGN: Final = [
         "echo 'print(1)' > x.py; python3 x.py",
         "bash -c 'ls' | cat",
         "ls | tee >(wc -l)",
+        "make test > /dev/null 2>&1",
+        "echo done >&2 2>/dev/stderr",
+        "head -c 16 /dev/urandom > key.bin",
+        "dd if=/dev/zero of=/dev/null count=1",
+        "echo x > /dev/tty",
+        "cat notes.txt > /proc/self/fd/2",
+        "lsblk /dev/sda",
+        "fdisk -l",
+        "cat /proc/cpuinfo /sys/class/net/eth0/address",
+        "mkfs.ext4 -F disk.img",
+        "chmod -R u+w .",
+        "chmod -R 755 *",
+        "chown -R dev build",
+        "chmod 644 /etc/hosts",
+        "chmod -R a+r docs",
     )
 ]

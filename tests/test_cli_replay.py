@@ -101,6 +101,136 @@ class TestReplayFromAudit:
         assert "21 recorded calls" in capsys.readouterr().out
 
 
+ASKING_POLICY = 'version = 1\nrequire_approval = ["Bash"]\n'
+ALLOWING_POLICY = ASKING_POLICY + '\n[permissions]\nallow = ["Bash(git diff *)", "Bash(npm publish)"]\n'
+
+
+def _run_and_answer(policy: Path, calls: list[tuple[str, bool | dict[str, str]]], lines: list[str]) -> None:
+    """One process's run: each Bash call asks, and is approved (True), rejected (False) or approved with
+    the edited arguments given; every record goes to ``lines``. Each run's queue counts ids from 1."""
+    from ask_permissions import ToolCall, load_policy
+
+    live = load_policy(
+        policy, on_decision=lambda record: lines.append(json.dumps(record.to_dict())), record_arguments=True
+    )
+    for command, answer in calls:
+        result = live.before_tool_call(ToolCall("Bash", {"command": command}))
+        assert result["action"] == "pending"
+        if answer is True:
+            live.approve(result["action_id"])
+        elif answer is False:
+            live.reject(result["action_id"], feedback="no")
+        else:
+            live.approve(result["action_id"], arguments=answer)
+
+
+class TestAnswersOfAsks:
+    """Each ask is given the answer its own resolution record tells, whatever other runs wrote."""
+
+    def test_runs_appended_to_one_log_keep_their_own_answers(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """Two runs, both with an action 1: the approval of the first and the rejection of the second are
+        each their own call's."""
+        old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+        old.write_text(ASKING_POLICY, encoding="utf-8")
+        new.write_text(ALLOWING_POLICY, encoding="utf-8")
+        lines: list[str] = []
+        _run_and_answer(old, [("git diff HEAD", True)], lines)
+        _run_and_answer(old, [("npm publish", False)], lines)
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        assert main(["replay", str(new), "--from", str(audit), "--json"]) == 1
+        changes = {c["rule"]: c["answers"] for c in json.loads(capsys.readouterr().out)["changes"]}
+        assert changes == {
+            "allow Bash(git diff *)": {"approved": 1},
+            "allow Bash(npm publish)": {"rejected": 1},
+        }
+
+    def test_an_answer_before_its_ask_is_not_its_answer(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A resolution of action 1 written before a later run's ask 1 does not answer that ask."""
+        old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+        old.write_text(ASKING_POLICY, encoding="utf-8")
+        new.write_text(ALLOWING_POLICY, encoding="utf-8")
+        lines: list[str] = []
+        _run_and_answer(old, [("git diff HEAD", True)], lines)
+        second: list[str] = []
+        _run_and_answer(old, [("git diff HEAD", False)], second)
+        lines.append(second[0])  # the second run's ask, never answered in this log
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        main(["replay", str(new), "--from", str(audit), "--json"])
+        (change,) = json.loads(capsys.readouterr().out)["changes"]
+        assert change["answers"] == {"approved": 1, "pending": 1}
+
+    def test_an_edited_approval_is_told_apart(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A call a person approved only as edited is reported as edited, not as approved: from the audit
+        log and from the store."""
+        from ask_permissions import SqliteStore, ToolCall, load_policy
+
+        old, new = tmp_path / "old.toml", tmp_path / "new.toml"
+        old.write_text(ASKING_POLICY, encoding="utf-8")
+        new.write_text(ALLOWING_POLICY, encoding="utf-8")
+        lines: list[str] = []
+        _run_and_answer(old, [("npm publish", {"command": "npm pack"}), ("git diff a", True)], lines)
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("\n".join(lines) + "\n", encoding="utf-8")
+        main(["replay", str(new), "--from", str(audit), "--json"])
+        changes = {c["rule"]: c["answers"] for c in json.loads(capsys.readouterr().out)["changes"]}
+        assert changes["allow Bash(npm publish)"] == {"edited": 1}
+        assert changes["allow Bash(git diff *)"] == {"approved": 1}
+        main(["replay", str(new), "--from", str(audit)])
+        assert "1 by allow Bash(npm publish) (1 a person approved only as edited)" in capsys.readouterr().out
+        database = tmp_path / "store.db"
+        store = SqliteStore(database)
+        try:
+            live = load_policy(old, store=store)
+            result = live.before_tool_call(ToolCall("Bash", {"command": "npm publish"}))
+            assert result["action"] == "pending"
+            live.approve(result["action_id"], arguments={"command": "npm pack"})
+        finally:
+            store.close()
+        main(["replay", str(new), "--store", f"sqlite:///{database}", "--json"])
+        (change,) = json.loads(capsys.readouterr().out)["changes"]
+        assert change["answers"] == {"edited": 1}
+
+
+class TestReportIsTerminalSafe:
+    """What a log or a policy holds is shown escaped: no control character reaches the terminal."""
+
+    def test_rule_texts_are_escaped(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A rule text with an escape sequence (a rule a model's words made) is printed escaped."""
+        _, new = policies
+        rule = {
+            "index": 0,
+            "layer": "default",
+            "declared_decision": "ask",
+            "effective_decision": "ask",
+            "tool_pattern": {"type": "string", "value": "Bash"},
+            "argument_pattern": None,
+            "text": "Bash(git diff \x1b[2J\x1b]0;owned\x07)",
+        }
+        line = _changed(
+            outcome="pending",
+            verdict="ask",
+            rule=rule,
+            arguments={"command": "git diff HEAD"},
+            source="local\x1b[31m",
+        )
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(line + "\n", encoding="utf-8")
+        assert main(["replay", str(new), "--from", str(audit)]) == 1
+        out = capsys.readouterr().out
+        assert "before: ask Bash(git diff \\x1b[2J" in out
+        assert not any(char in out for char in "\x1b\x07")
+
+
 class TestReplayFromStore:
     """A store is opened read-only (tests/test_history.py replays both stores and checks nothing changed)."""
 
@@ -303,6 +433,42 @@ class TestAudit:
         captured = capsys.readouterr()
         assert captured.out == ""
         assert captured.err.startswith(f"ask-permissions: error: {audit}:2: outcome: expected one of")
+
+    def test_a_proxy_line_without_a_decision(
+        self, tmp_path: Path, policies: tuple[Path, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The MCP proxy's line for a call to a tool the upstream does not list holds no decision record:
+        audit counts it apart and replay passes over it, instead of refusing the whole log."""
+        from ask_permissions.integrations.mcp_proxy import AuditLog
+
+        _, new = policies
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(GOOD_LINE + "\n", encoding="utf-8")
+        AuditLog(audit).write(None, {"tool": "delete_everything", "did": "refused"})
+        assert main(["audit", str(audit), "--json"]) == 0
+        counts = json.loads(capsys.readouterr().out)
+        assert (counts["records"], counts["undecided"]) == (1, 1)
+        assert main(["audit", str(audit)]) == 0
+        assert "1 line of the MCP proxy holds no decision" in capsys.readouterr().out
+        assert main(["replay", str(new), "--from", str(audit)]) == 0
+        assert "not replayed: 1 records" in capsys.readouterr().out  # GOOD_LINE keeps no arguments
+
+    @pytest.mark.parametrize(
+        "line",
+        [
+            pytest.param('{"proxy": "refused"}', id="proxy-not-an-object"),
+            pytest.param('{"proxy": {"did": "refused"}, "tool": "x"}', id="half-a-record"),
+            pytest.param("{}", id="empty"),
+        ],
+    )
+    def test_only_a_bare_proxy_line_is_passed_over(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str
+    ) -> None:
+        """A line with record keys, or a proxy value that is no object, is still a bad record."""
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text(line + "\n", encoding="utf-8")
+        assert main(["audit", str(audit)]) == 2
+        assert capsys.readouterr().err.startswith(f"ask-permissions: error: {audit}:1: ")
 
     def test_other_keys_are_the_writers(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The MCP proxy's extra keys are left alone."""

@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
-from ask_permissions import load_policy
+from ask_permissions import SqliteStore, ToolCall, load_policy
 from ask_permissions.cli._main import main
 from ask_permissions.cli._suggest import _planned
 
@@ -94,6 +95,203 @@ class TestSuggest:
         assert "NOT PROVEN" not in out
 
 
+Answered = list[tuple[dict[str, str], bool | dict[str, str]]]
+"""Calls of one tool and how a person answered each: approved (True), rejected (False), or approved with
+these edited arguments instead."""
+
+
+def _answered_store(tmp_path: Path, tool: str, answers: Answered) -> tuple[str, Path]:
+    """A store (and the policy asking for ``tool`` that filled it) where a person answered these calls."""
+    policy = tmp_path / f"asking-{tool}.toml"
+    policy.write_text(f'version = 1\nrequire_approval = ["{tool}"]\n', encoding="utf-8")
+    database = tmp_path / f"{tool}.db"
+    store = SqliteStore(database)
+    try:
+        live = load_policy(policy, store=store)
+        for arguments, answer in answers:
+            result = live.before_tool_call(ToolCall(tool, arguments))
+            assert result["action"] == "pending"
+            if answer is False:
+                live.reject(result["action_id"], decided_by="ana")
+            else:
+                edited = None if answer is True else answer
+                live.approve(result["action_id"], arguments=edited, decided_by="ana")
+    finally:
+        store.close()
+    return f"sqlite:///{database}", policy
+
+
+def _commands(*answers: tuple[str, bool]) -> Answered:
+    return [({"command": command}, answer) for command, answer in answers]
+
+
+def _edited_store(tmp_path: Path) -> tuple[str, Path]:
+    """A store where a person twice changed ``git push --force origin main`` into a plain push, then
+    approved their edit, and approved ``git status -s`` twice as it was."""
+    forced, plain = {"command": "git push --force origin main"}, {"command": "git push origin main"}
+    answers: Answered = [(forced, plain), ({"command": "git status -s"}, True)]
+    answers += [(forced, plain), ({"command": "git status -s ."}, True)]
+    return _answered_store(tmp_path, "Bash", answers)
+
+
+class TestEditedApprovals:
+    """A person who changed a call before approving it did not approve the call as the model made it."""
+
+    def test_an_edited_call_teaches_no_rule_for_itself(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The original of an edited approval counts as refused: no rule allows it."""
+        url, policy = _edited_store(tmp_path)
+        assert main(["suggest", "--store", url, "--policy", str(policy), "--json"]) == 0
+        found = json.loads(capsys.readouterr().out)
+        rules = [rule["rule"] for rule in found["rules"]]
+        assert rules == ["Bash(git status -s *)"]
+        allowed = load_policy(
+            {"version": 1, "require_approval": ["Bash"], "permissions": {"allow": rules}}
+        ).evaluate(ToolCall("Bash", {"command": "git push --force origin main"}))
+        assert allowed.outcome == "pending"
+        assert found["approvals"] == 2
+        assert found["rejections"] == 2
+
+
+def _edits_store(tmp_path: Path, approved: Path, rejected: Path) -> str:
+    """A store where a person approved two edits under ``approved`` and rejected one of ``rejected``."""
+    paths = ((approved / "a.py", True), (approved / "b.py", True), (rejected / "key.py", False))
+    return _answered_store(tmp_path, "Edit", [({"file_path": str(path)}, yes) for path, yes in paths])[0]
+
+
+PASSING_HOOK = "#!/bin/sh\nexit 0\n"
+"""A command hook that passes every call (exit 0, nothing on standard output): the rules decide."""
+
+
+class TestProvenAsTheFileReads:
+    """The proof decides with the policy as its file reads it, wherever suggest runs."""
+
+    def test_a_hook_found_next_to_the_policy_file(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A hook at a path relative to the policy file runs in the proof too: were it not found there (a
+        failure blocks), a rejected compound the new rule lets through with the file's own would read as
+        blocked."""
+        answers = _commands(("git diff a", True), ("git diff b", True), ("git diff c && ls", False))
+        url, _ = _answered_store(tmp_path, "Bash", answers)
+        folder = tmp_path / "policy"
+        (folder / "hooks").mkdir(parents=True)
+        hook = folder / "hooks" / "pass.sh"
+        hook.write_text(PASSING_HOOK, encoding="utf-8")
+        hook.chmod(0o755)
+        policy = folder / "policy.toml"
+        policy.write_text(
+            'version = 1\nrequire_approval = ["Bash"]\n\n[permissions]\nallow = ["Bash(ls *)"]\n\n'
+            '[[hooks.PreToolUse]]\nhooks = [{ type = "command", command = "./hooks/pass.sh" }]\n',
+            encoding="utf-8",
+        )
+        elsewhere = tmp_path / "elsewhere"
+        elsewhere.mkdir()
+        monkeypatch.chdir(elsewhere)
+        rejected = ToolCall("Bash", {"command": "git diff c && ls"})
+        assert load_policy(policy).evaluate(rejected).outcome == "pending"
+        assert main(["suggest", "--store", url, "--write", str(policy), "--json"]) == 0
+        report = json.loads(capsys.readouterr().out)
+        assert report["rules"] == []
+        assert load_policy(policy).evaluate(rejected).outcome == "pending"
+
+
+class TestWrittenWhereItWasProven:
+    """A path rule is written so that the file it goes to reads it as the proof did: relative to the
+    project it was proven in, else as an absolute path."""
+
+    def test_a_policy_file_without_cwd_gets_absolute_paths(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A policy file that names no cwd reads ./ rules from wherever the agent runs: the rules learned
+        in one project must not allow another project's rejected edit."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        policy = tmp_path / "shared" / "policy.toml"
+        policy.parent.mkdir()
+        policy.write_text('version = 1\nrequire_approval = ["Edit"]\n', encoding="utf-8")
+        here.mkdir()
+        monkeypatch.chdir(here)
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        capsys.readouterr()
+        allow = tomllib.loads(policy.read_text(encoding="utf-8"))["permissions"]["allow"]
+        assert allow == [f"Edit(/{here}/src/**)"]
+        (there / "src").mkdir(parents=True)
+        monkeypatch.chdir(there)
+        agent = load_policy(policy)
+        assert (
+            agent.evaluate(ToolCall("Edit", {"file_path": str(there / "src" / "key.py")})).outcome
+            == "pending"
+        )
+
+    def test_the_users_settings_get_absolute_paths(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The user's settings read ./ rules from ~/.agent (and as the home project's, from ~): a rule
+        learned in a project names its absolute path there."""
+        home, here, there = tmp_path / "home", tmp_path / "here", tmp_path / "there"
+        monkeypatch.setenv("HOME", str(home))
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        (home / ".agent").mkdir(parents=True)
+        (here / ".agent").mkdir(parents=True)
+        user = home / ".agent" / "settings.json"
+        assert main(["suggest", "--store", url, "--policy", str(here), "--write", str(user)]) == 0
+        capsys.readouterr()
+        assert json.loads(user.read_text(encoding="utf-8"))["permissions"]["allow"] == [
+            f"Edit(/{here}/src/**)"
+        ]
+
+    def test_another_projects_settings_are_refused(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """--policy one project, --write another's settings: the proof would hold for the first project's
+        rules, not for the second's (whose own allow rules may let a rejected compound through with the new
+        ones), so nothing is written; exit 2."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        answers = _commands(("git diff a", True), ("git diff b", True), ("git diff c && ls", False))
+        url, _ = _answered_store(tmp_path, "Bash", answers)
+        for project in (here, there):
+            (project / ".agent").mkdir(parents=True)
+        (there / ".agent" / "settings.json").write_text(
+            json.dumps({"permissions": {"allow": ["Bash(ls *)"]}}), encoding="utf-8"
+        )
+        local = there / ".agent" / "settings.local.json"
+        assert main(["suggest", "--store", url, "--policy", str(here), "--write", str(local)]) == 2
+        assert "--write" in capsys.readouterr().err
+        assert not local.exists()
+        assert main(["suggest", "--store", url, "--write", str(local)]) == 0  # proven against its own project
+        capsys.readouterr()
+        assert not local.exists()  # no rule holds there: git diff * with ls * would let the rejection through
+
+    def test_the_projects_own_settings_keep_relative_paths(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The project's own local settings read ./src from the project, as the proof did."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        (here / ".agent").mkdir(parents=True)
+        local = here / ".agent" / "settings.local.json"
+        assert main(["suggest", "--store", url, "--write", str(local)]) == 0
+        capsys.readouterr()
+        assert json.loads(local.read_text(encoding="utf-8"))["permissions"]["allow"] == ["Edit(./src/**)"]
+
+    def test_a_policy_file_with_its_cwd_keeps_relative_paths(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A policy file whose permissions name the cwd reads ./ rules from there, as the proof did."""
+        here, there = tmp_path / "here", tmp_path / "there"
+        url = _edits_store(tmp_path, here / "src", there / "src")
+        here.mkdir()
+        policy = here / "policy.toml"
+        policy.write_text(
+            'version = 1\nrequire_approval = ["Edit"]\n\n[permissions]\ncwd = "."\n', encoding="utf-8"
+        )
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        capsys.readouterr()
+        assert tomllib.loads(policy.read_text(encoding="utf-8"))["permissions"]["allow"] == ["Edit(./src/**)"]
+
+
 class TestWrite:
     """--write adds the rules to the file's allow list after printing the diff; the file still loads."""
 
@@ -111,6 +309,29 @@ class TestWrite:
         allow = tomllib.loads(text)["permissions"]["allow"]
         assert allow[0] == "Bash(git status)"
         assert "mcp__github__create_issue" in allow
+        load_policy(policy)
+
+    def test_a_rule_with_examples_is_kept_as_a_table(
+        self, store: tuple[str, Path], capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """An allow entry written as a table with examples stays one (TOML inline table), examples kept."""
+        url, policy = store
+        policy.write_text(
+            OLD_POLICY.replace(
+                'allow = ["Bash(git status)"]',
+                'allow = [{ rule = "Bash(git status)", match = ["git status"], "not_match" = ["git st"] }]',
+            ),
+            encoding="utf-8",
+        )
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 0
+        capsys.readouterr()
+        allow = tomllib.loads(policy.read_text(encoding="utf-8"))["permissions"]["allow"]
+        assert allow[0] == {
+            "rule": "Bash(git status)",
+            "match": ["git status"],
+            "not_match": ["git st"],
+        }
+        assert "Bash(git diff *)" in allow
         load_policy(policy)
 
     def test_the_diff_comes_before_the_write(
@@ -161,6 +382,37 @@ class TestWrite:
         with pytest.raises(ValueError, match="changed while suggest ran; nothing written"):
             edit.apply()
         assert policy.read_text(encoding="utf-8") == changed
+
+    def test_a_file_changed_while_the_rules_were_proven_is_not_written(
+        self, store: tuple[str, Path], monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """The proof read the file before the search: a change made while it ran (a deny rule removed, a
+        cwd moved) refuses the write, exit 2, the changed file kept."""
+        from ask_permissions.evidence._suggest import suggest as search
+
+        url, policy = store
+        changed = policy.read_text(encoding="utf-8").replace('deny = ["Bash(rm -rf *)"]', "deny = []")
+
+        def edited_meanwhile(*arguments: Any, **options: Any) -> Any:
+            policy.write_text(changed, encoding="utf-8")
+            return search(*arguments, **options)
+
+        monkeypatch.setattr("ask_permissions.cli._suggest.suggest", edited_meanwhile)
+        assert main(["suggest", "--store", url, "--write", str(policy)]) == 2
+        assert "changed while suggest ran; nothing written" in capsys.readouterr().err
+        assert policy.read_text(encoding="utf-8") == changed
+
+    def test_an_allow_that_is_no_list_is_refused(
+        self, store: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """A settings file whose allow is a string is refused as it is, not split into one rule a letter."""
+        url, _ = store
+        managed = tmp_path / "managed.json"
+        text = json.dumps({"permissions": {"allow": "ls"}})
+        managed.write_text(text, encoding="utf-8")
+        assert main(["suggest", "--store", url, "--write", str(managed)]) == 2
+        assert "permissions.allow: expected a list of rules; got 'ls'" in capsys.readouterr().err
+        assert managed.read_text(encoding="utf-8") == text
 
     def test_a_settings_file(
         self, store: tuple[str, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]

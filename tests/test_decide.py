@@ -64,7 +64,10 @@ class TestNoResolver:
             queue=ApprovalQueue(auto_approve={"fetch": True}), tools={"bash": {}, "fetch": FetchTool()}
         )
         assert policy.decide(ToolCall("fetch", {}, "tc")) == {"action": "proceed"}
-        assert [record.verdict for record in records] == ["ask"]
+        assert [(record.verdict, record.decided_by) for record in records] == [
+            ("ask", None),
+            ("ask_allowed", "auto_approve"),
+        ]
 
     def test_proceed_and_block_are_as_before_tool_call(self) -> None:
         """decide of a call that does not ask is exactly before_tool_call's result."""
@@ -419,13 +422,16 @@ class TestResolutionsThroughTheQueue:
         policy.queue.expire_pending(timedelta(minutes=1))
         assert _verdicts(records) == [("ask", 1), ("ask_expired", 1)]
 
-    def test_auto_approvals_add_no_record(self) -> None:
-        """The drain's own approvals answer no ask a person saw: only the ask is recorded."""
+    def test_auto_approvals_are_recorded_as_the_queues(self) -> None:
+        """The drain's own approvals answer the ask: its resolution names auto_approve, no person."""
         policy, records = _policy(
             queue=ApprovalQueue(auto_approve={"fetch": True}), tools={"bash": {}, "fetch": FetchTool()}
         )
         policy.before_tool_call(ToolCall("fetch", {}, "tc"))
-        assert [record.verdict for record in records] == ["ask"]
+        assert [(record.verdict, record.decided_by) for record in records] == [
+            ("ask", None),
+            ("ask_allowed", "auto_approve"),
+        ]
 
     def test_approving_through_the_policy_records_once(self) -> None:
         """policy.approve goes through the queue: one resolution record, not two."""

@@ -519,6 +519,21 @@ def build(case: Case, **extra: Any) -> tuple[ApprovalPolicy, ApprovalQueue, list
     return policy, queue, records
 
 
+def decision_record(case: Case, records: list[DecisionRecord]) -> DecisionRecord:
+    """The call's one decision record; an ask the queue approves by itself is followed by exactly one
+    more, its resolution by ``auto_approve``."""
+    if not case.approved:
+        (record,) = records
+        return record
+    record, resolved = records
+    assert (resolved.verdict, resolved.decided_by, resolved.action_id) == (
+        "ask_allowed",
+        "auto_approve",
+        record.action_id,
+    )
+    return record
+
+
 class TestPrecedence:
     """The nine layers of seed 000 decide in their order: each case pins one layer beating the next."""
 
@@ -530,7 +545,7 @@ class TestPrecedence:
         action, reason, layer, auto_approvable = case.expect
         assert result["action"] == action
         assert result.get("reason") == reason
-        (record,) = records
+        record = decision_record(case, records)
         assert (record.outcome, record.layer, record.auto_approvable) == (action, layer, auto_approvable)
         if action == PENDING:
             assert set(result) == {"action", "action_id", "reason"}
@@ -555,7 +570,7 @@ class TestPrecedence:
         assert queue.get(1) is None
         assert records == []
         policy.before_tool_call(ToolCall(case.call, case.arguments, "tc-1"))
-        (real,) = records
+        real = decision_record(case, records)
         assert (dry.outcome, dry.layer, dry.reason, dry.auto_approvable, dry.rule) == (
             real.outcome,
             real.layer,
@@ -577,7 +592,7 @@ class TestUnattended:
         """interactive=False blocks what would wait for a person, and still submits what approves itself."""
         policy, queue, records = build(case, interactive=False)
         result = policy.before_tool_call(ToolCall(case.call, case.arguments, "tc-1"))
-        (record,) = records
+        record = decision_record(case, records)
         assert record.layer == case.expect[2]
         if case.approved:
             assert result["action"] == PENDING
@@ -946,8 +961,12 @@ class TestProperties:
             assert policy.queue.snapshot() == before
             assert records == []
             result = policy.before_tool_call(ToolCall(name, arguments, "tc"))
-            (record,) = records
+            record, *after = records
             records.clear()
+            # An ask the queue approved by itself at once is followed by its resolution, and only then.
+            queued = None if record.action_id is None else policy.queue.get(record.action_id)
+            answered = [("ask_allowed", "auto_approve")] if queued is not None and queued.is_approved else []
+            assert [(later.verdict, later.decided_by) for later in after] == answered
             assert (dry.outcome, dry.layer, dry.reason) == (record.outcome, record.layer, record.reason)
             verdict, layer, auto_approvable = _reference(config, name, arguments)
             assert record.layer == layer

@@ -374,6 +374,28 @@ class TestFiles:
         assert decide(policy, "deploy")[:2] == ("pending", "always_ask")
         assert policy.queue.auto_approve == {"fetch": True}
 
+    def test_parsed_data_reads_relative_paths_from_base_dir(self, tmp_path: Path) -> None:
+        """Data given with base_dir finds a hook's relative program and a relative cwd there, as its file
+        would; without it, from the working directory (the hook not found fails closed: blocked)."""
+        (tmp_path / "hooks").mkdir()
+        hook = tmp_path / "hooks" / "deny.sh"
+        hook.write_text('#!/bin/sh\necho \'{"action": "deny", "reason": "by the hook"}\'\n', encoding="utf-8")
+        hook.chmod(0o755)
+        data = {
+            "version": 1,
+            "permissions": {"cwd": "project", "allow": ["Edit(./src/**)"]},
+            "hooks": {
+                "PreToolUse": [
+                    {"matcher": "bash", "hooks": [{"type": "command", "command": "./hooks/deny.sh"}]}
+                ]
+            },
+        }
+        policy = load_policy(data, base_dir=tmp_path)
+        blocked = policy.evaluate(ToolCall("bash", {"command": "ls"}))
+        assert (blocked.outcome, blocked.reason) == ("block", "by the hook")
+        edit = policy.evaluate(ToolCall("Edit", {"file_path": str(tmp_path / "project" / "src" / "a.py")}))
+        assert edit.outcome == "proceed"
+
     def test_suffix_picks_the_parser(self, tmp_path: Path) -> None:
         """The same content is read as TOML only from a .toml file."""
         (tmp_path / "policy.toml").write_text('version = 1\nmode = "read_only"\n', encoding="utf-8")

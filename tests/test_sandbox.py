@@ -59,6 +59,11 @@ if " 200 " in status + " ":
 """
 
 
+# The interpreter a venv links to: a venv of its own may lie under the host's /tmp (CI makes one there),
+# which sandboxes never see; the scripts run inside need only the standard library.
+PYTHON = os.path.realpath(sys.executable)
+
+
 def _bwrap_stub(place: Place, *lines: str) -> Path:
     """A stand-in for bubblewrap: a Python script of these lines (``os`` and ``sys`` imported)."""
     stub = place.base / "bwrap"
@@ -437,7 +442,7 @@ class TestNetwork:
         policy = place.policy(allow=["Read"], deny=["WebFetch(domain:*.internal.example)"])
         with Sandbox.from_policy(policy) as sandbox:
             assert sandbox.profile.network is None
-            result = sandbox.run([sys.executable, fetch, f"http://127.0.0.1:{server.port}/blocked"])
+            result = sandbox.run([PYTHON, fetch, f"http://127.0.0.1:{server.port}/blocked"])
         assert result.returncode == 3, result
         assert server.paths == []
         assert server.connections == 0
@@ -446,7 +451,7 @@ class TestNetwork:
         """With the host allowed, a plain HTTP request reaches the server through the proxy."""
         fetch = _script(place, "fetch.py", FETCH)
         with Sandbox.from_policy(place.policy(allow=["WebFetch(domain:127.0.0.1)"])) as sandbox:
-            result = sandbox.run([sys.executable, fetch, f"http://127.0.0.1:{server.port}/allowed?x=1"])
+            result = sandbox.run([PYTHON, fetch, f"http://127.0.0.1:{server.port}/allowed?x=1"])
         assert "status 200 hello from the host" in result.stdout, result
         assert server.paths == ["/allowed?x=1"]
 
@@ -455,9 +460,9 @@ class TestNetwork:
         connects nothing."""
         tunnel = _script(place, "tunnel.py", TUNNEL)
         with Sandbox.from_policy(place.policy(allow=["WebFetch(domain:127.0.0.1)"])) as sandbox:
-            allowed = sandbox.run([sys.executable, tunnel, f"127.0.0.1:{server.port}"])
+            allowed = sandbox.run([PYTHON, tunnel, f"127.0.0.1:{server.port}"])
             refused = [
-                sandbox.run([sys.executable, tunnel, target])
+                sandbox.run([PYTHON, tunnel, target])
                 for target in (f"localhost:{server.port}", f"127.1:{server.port}", "example.com:443")
             ]
         assert "proxy: HTTP/1.1 200 Connection Established" in allowed.stdout, allowed
@@ -471,7 +476,7 @@ class TestNetwork:
         fetch = _script(place, "fetch.py", FETCH)
         policy = place.policy(allow=["WebFetch(domain:*)"], deny=["WebFetch(domain:127.0.0.1)"])
         with Sandbox.from_policy(policy) as sandbox:
-            result = sandbox.run([sys.executable, fetch, f"http://127.0.0.1:{server.port}/denied"])
+            result = sandbox.run([PYTHON, fetch, f"http://127.0.0.1:{server.port}/denied"])
         assert result.returncode == 3
         assert "403" in result.stdout
         assert server.paths == []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,8 @@ from ask_permissions import (
     args_digest,
 )
 from ask_permissions.settings._sources import runtime_source
+
+from .evidence_samples import AutoApprovableTool
 
 
 def _enforced(records: list[DecisionRecord], **options: object) -> ApprovalPolicy:
@@ -66,6 +69,24 @@ class TestShadow:
         assert record.shadow.error == "RuntimeError: the shadow is broken"
         assert "shadow policy failed" in caplog.text
 
+    def test_a_shadow_that_answers_no_record_changes_nothing(self) -> None:
+        """A shadow whose evaluate returns something else than a decision record (a result dict) is
+        recorded as an error: nothing raises into the call, which is decided as ever."""
+
+        class _Answering:
+            def evaluate(self, tool_call: object, context: object = None) -> DecisionRecord:
+                return {"action": "proceed"}  # type: ignore[return-value]  # what a careless host passes
+
+        records: list[DecisionRecord] = []
+        policy = _enforced(records, shadow=_Answering())
+        result = policy.before_tool_call(ToolCall("bash", {"command": "rm -rf /"}))
+        assert result["action"] == "block"
+        (record,) = records
+        assert record.shadow is not None
+        assert record.shadow.outcome is None
+        assert record.shadow.error is not None
+        assert record.shadow.error.startswith("TypeError: ")
+
     def test_shadow_needs_a_record_to_write_to(self) -> None:
         """shadow= without on_decision is refused: its disagreements would go nowhere."""
         with pytest.raises(ValueError, match="on_decision"):
@@ -86,6 +107,65 @@ class TestShadow:
         assert record.outcome == "proceed"
         assert record.shadow is not None
         assert (record.shadow.outcome, record.shadow.layer) == ("block", "deny_rule")
+
+
+def _auto_approving(records: list[DecisionRecord]) -> ApprovalPolicy:
+    return ApprovalPolicy(
+        queue=ApprovalQueue(auto_approve={"deploy": True}),
+        tools={"deploy": AutoApprovableTool(), "manual": AutoApprovableTool("manual", auto_approvable=False)},
+        on_decision=records.append,
+        record_arguments=True,
+    )
+
+
+class TestAutoApprovalRecords:
+    """A call the queue approved by itself is recorded as answered: the ask, then its resolution."""
+
+    def test_approved_at_once(self) -> None:
+        """Approved as it is submitted: the pending record, then a resolution by auto_approve."""
+        records: list[DecisionRecord] = []
+        policy = _auto_approving(records)
+        result = policy.before_tool_call(ToolCall("deploy", {"target": "prod"}, "tc-1"))
+        assert policy.outcome(result).verdict == "run"
+        asked, resolved = records
+        assert (asked.outcome, asked.verdict) == ("pending", "ask")
+        assert (resolved.outcome, resolved.verdict, resolved.decided_by) == (
+            "proceed",
+            "ask_allowed",
+            "auto_approve",
+        )
+        assert resolved.action_id == asked.action_id
+        assert resolved.arguments == {"target": "prod"}
+
+    def test_approved_by_a_later_drain(self) -> None:
+        """Waiting behind a manual ask, then approved by the drain: its resolution comes then, once."""
+        records: list[DecisionRecord] = []
+        policy = _auto_approving(records)
+        first = policy.before_tool_call(ToolCall("manual", {}))
+        second = policy.before_tool_call(ToolCall("deploy", {"target": "prod"}))
+        assert [record.verdict for record in records] == ["ask", "ask"]
+        policy.approve(first["action_id"])  # type: ignore[typeddict-item]
+        policy.queue.drain()
+        policy.queue.drain()
+        assert policy.outcome(second).verdict == "run"
+        verdicts = [(record.tool, record.verdict, record.decided_by) for record in records]
+        assert verdicts[2:] == [("manual", "ask_allowed", None), ("deploy", "ask_allowed", "auto_approve")]
+
+    def test_replay_tells_it_from_a_persons_answer(
+        self, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    ) -> None:
+        """replay reports such a call as approved by the queue itself, not by a person."""
+        from ask_permissions.cli._main import main
+
+        records: list[DecisionRecord] = []
+        _auto_approving(records).before_tool_call(ToolCall("deploy", {"target": "prod"}))
+        audit = tmp_path / "audit.jsonl"
+        audit.write_text("".join(json.dumps(record.to_dict()) + "\n" for record in records), encoding="utf-8")
+        policy = tmp_path / "allowing.json"
+        policy.write_text(json.dumps({"version": 1, "permissions": {"allow": ["deploy"]}}), encoding="utf-8")
+        assert main(["replay", str(policy), "--from", str(audit), "--json"]) == 1
+        (change,) = json.loads(capsys.readouterr().out)["changes"]
+        assert change["answers"] == {"auto-approved": 1}
 
 
 class TestKeptArguments:

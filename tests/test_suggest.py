@@ -139,6 +139,65 @@ class TestProof:
         assert found.proven
 
 
+LOOK_ALIKE_TOOLS = [
+    # (the tool the approvals name, a tool a person rejected that a rule made from that name would allow)
+    ("mcp__github__*", "mcp__github__delete_repo"),
+    ("mcp__github__merge_pr(*)", "mcp__github__merge_pr"),
+    ("mcp__github__merge_pr(*) ", "mcp__github__merge_pr"),
+]
+
+
+class TestLookAlikeToolNames:
+    """A tool whose name reads as another rule (a wildcard, a specifier) teaches no rule for other tools."""
+
+    @pytest.mark.parametrize(("approved", "rejected"), LOOK_ALIKE_TOOLS, ids=[a for a, _ in LOOK_ALIKE_TOOLS])
+    def test_a_name_that_reads_as_a_wider_rule_teaches_nothing(self, approved: str, rejected: str) -> None:
+        """Approvals of a tool named like a rule of other tools: no rule allows the rejected tool's call."""
+        answers = [Answer(approved, {"n": n}, True) for n in range(3)]
+        answers.append(Answer(rejected, {"n": 0}, False))
+        found = suggest(answers, CONTEXT, min_count=2)
+        assert found.proven
+        _assert_none_allowed(found, answers[-1:])
+        assert found.unfamilied == 3  # no MCP tool rule says exactly that name
+
+    def test_the_proof_reads_a_rule_by_what_it_matches(self, tmp_path: Path) -> None:
+        """Through a policy file too: a rejected call of the tool the rule text names is decided again."""
+        context = _policy_context(tmp_path, "")
+        answers = [Answer("mcp__github__*", {"n": n}, True) for n in range(2)]
+        answers.append(Answer("mcp__github__delete_repo", {"name": "x"}, False))
+        found = suggest(answers, context, min_count=2)
+        assert [rule.rule for rule in found.rules] == []
+        assert found.proven
+
+    def test_a_plain_mcp_tool_still_teaches_its_rule(self) -> None:
+        """``mcp__github__create_issue`` approved twice: the rule names that tool alone."""
+        answers = [Answer("mcp__github__create_issue", {"title": t}, True) for t in "ab"]
+        answers.append(Answer("mcp__github__delete_repo", {"name": "x"}, False))
+        found = suggest(answers, CONTEXT, min_count=2)
+        assert [rule.rule for rule in found.rules] == ["mcp__github__create_issue"]
+        _assert_none_allowed(found, answers[-1:])
+
+
+UNREADABLE_AS_RULES = [
+    pytest.param("/work/project/notes ", id="trailing-space"),
+    pytest.param("/work/project/src/x\x01", id="control-character"),
+]
+
+
+class TestOnlyRulesThatRead:
+    """A rule is offered only when its text reads as a rule: one that does not would fail the file."""
+
+    @pytest.mark.parametrize("path", UNREADABLE_AS_RULES)
+    def test_an_approved_path_no_rule_can_name(self, path: str) -> None:
+        """Approvals of a file whose exact rule text does not read teach no rule (nor break the others)."""
+        answers = [Answer("Edit", {"file_path": path}, True) for _ in range(2)]
+        answers += [_bash("git diff a", True), _bash("git diff b", True)]
+        found = suggest(answers, CONTEXT, min_count=2)
+        assert [rule.rule for rule in found.rules] == ["Bash(git diff *)"]
+        assert all(CONTEXT.parse(rule.rule) is not None for rule in found.rules)
+        assert found.uncovered_by_tool == {"Edit": 2}
+
+
 _PARTS = st.sampled_from([*ALLOWED_PARTS, *OTHER_PARTS, "git diff a", "git diff b", "npm test x"])
 _SEPARATORS = st.sampled_from(["; ", " && ", " | ", " || "])
 

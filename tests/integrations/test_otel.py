@@ -29,6 +29,7 @@ from pydantic_ai.toolsets import FunctionToolset
 from ask_permissions import ApprovalPolicy, ApprovalQueue, DecisionRecord, PermissionRules
 from ask_permissions.integrations.otel import SPAN_NAME, DecisionTracer
 from ask_permissions.integrations.pydantic_ai import PermissionToolset
+from tests.evidence_samples import AutoApprovableTool
 
 CALLS = [
     ("read_file", {"path": "notes.md"}),
@@ -163,6 +164,70 @@ class TestSpans:
         assert span.attributes["gen_ai.security.decision.type"] == "modify"  # type: ignore[index]
         assert span.attributes["ask_permissions.resolution"] == "allow_modified"  # type: ignore[index]
         assert tracer.__repr__() == "<DecisionTracer pending=0>"
+
+    def test_one_tracer_for_policies_whose_ids_meet(self) -> None:
+        """Two policies, each with its own queue, share a tracer: each one's action 1 keeps its own span, and
+        each span ends with its own call's answer (none is left open, none gets the other's verdict)."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        tracer = DecisionTracer(provider)
+        first, second = (
+            ApprovalPolicy(queue=ApprovalQueue(), require_approval="deploy", on_decision=tracer)
+            for _ in range(2)
+        )
+        asked = first.before_tool_call({"name": "deploy", "arguments": {"target": "prod"}, "id": "a"})
+        again = second.before_tool_call({"name": "deploy", "arguments": {"target": "test"}, "id": "b"})
+        assert asked["action_id"] == again["action_id"] == 1  # type: ignore[typeddict-item]
+        first.reject(1, feedback="no")
+        second.approve(1)
+        assert tracer.__repr__() == "<DecisionTracer pending=0>"
+        spans = {
+            str((span.attributes or {})["gen_ai.tool.call.id"]): span
+            for span in exporter.get_finished_spans()
+        }
+        assert set(spans) == {"a", "b"}
+        resolutions = {
+            call: (span.attributes or {})["ask_permissions.resolution"] for call, span in spans.items()
+        }
+        assert resolutions == {"a": "ask_denied", "b": "ask_allowed"}
+        for span in spans.values():
+            assert [event.name for event in span.events] == [
+                "ask_permissions.pending",
+                "ask_permissions.resolution",
+            ]
+
+    def test_an_ask_the_queue_approves_by_itself_ends_its_span(self) -> None:
+        """auto_approve answers the ask as it is made: the span ends with a resolution by auto_approve."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        tracer = DecisionTracer(provider)
+        policy = ApprovalPolicy(
+            queue=ApprovalQueue(auto_approve={"deploy": True}),
+            tools={"deploy": AutoApprovableTool()},
+            on_decision=tracer,
+        )
+        policy.before_tool_call({"name": "deploy", "arguments": {"target": "prod"}})
+        assert tracer.__repr__() == "<DecisionTracer pending=0>"
+        (span,) = exporter.get_finished_spans()
+        assert span.events[1].attributes["ask_permissions.decided_by"] == "auto_approve"  # type: ignore[index]
+        assert span.attributes["gen_ai.security.decision.type"] == "allow"  # type: ignore[index]
+
+    def test_a_span_an_ask_displaces_still_ends(self) -> None:
+        """A second ask the tracer cannot tell from one still open ends the first as unknown, not never."""
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        tracer = DecisionTracer(provider)
+        for _ in range(2):
+            policy = ApprovalPolicy(queue=ApprovalQueue(), require_approval="deploy", on_decision=tracer)
+            policy.before_tool_call({"name": "deploy", "arguments": {"target": "prod"}})
+        (ended,) = exporter.get_finished_spans()
+        assert (ended.attributes or {})["ask_permissions.resolution"] == "unknown"
+        assert tracer.__repr__() == "<DecisionTracer pending=1>"
+        tracer.close()
+        assert len(exporter.get_finished_spans()) == 2
 
     def test_redacted_arguments_only_when_opted_in(self) -> None:
         """The arguments a span shows are what the redaction hook kept."""

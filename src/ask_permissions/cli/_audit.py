@@ -53,13 +53,15 @@ def run_audit(options: argparse.Namespace, out: TextIO | None = None) -> int:
         OSError: the file cannot be read.
     """
     out = sys.stdout if out is None else out
+    undecided: list[int] = []
     summary = summarize(
-        read_audit(options.file),
+        read_audit(options.file, undecided=undecided),
         since=options.since,
         until=options.until,
         tools=options.tool,
         outcomes=options.outcome,
     )
+    summary.undecided = len(undecided)  # such a line has no time, tool or outcome to filter by
     if options.json:
         print(json.dumps(summary.to_dict(), indent=2, ensure_ascii=False), file=out)
         return 0
@@ -86,6 +88,13 @@ def run_audit(options: argparse.Namespace, out: TextIO | None = None) -> int:
             print(f"  ... and {len(rows) - _TOP} more (--json lists them all)", file=out)
     if summary.shadow_disagreements:
         print(f"shadow policy disagreed: {summary.shadow_disagreements}", file=out)
+    if summary.undecided:
+        lines = "line of the MCP proxy holds" if summary.undecided == 1 else "lines of the MCP proxy hold"
+        print(
+            f"{summary.undecided} {lines} no decision (calls to tools the upstream server does not list; "
+            "not counted above)",
+            file=out,
+        )
     return 0
 
 

@@ -19,7 +19,13 @@ __all__ = ["add_parser", "run_replay"]
 
 EXIT_UNCHANGED: Final = 0
 EXIT_CHANGED: Final = 1
-_ANSWERS: Final = {"approved": "a person approved", "rejected": "a person rejected", "pending": "unanswered"}
+_ANSWERS: Final = {
+    "approved": "a person approved",
+    "edited": "a person approved only as edited",
+    "auto-approved": "the queue approved by itself (auto_approve)",
+    "rejected": "a person rejected",
+    "pending": "unanswered",
+}
 
 
 def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
@@ -74,7 +80,8 @@ def run_replay(options: argparse.Namespace, out: TextIO | None = None) -> int:
 
 def _print(out: TextIO, found: Replay, policy: str, source: str) -> None:
     print(
-        f"replayed {found.replayed} recorded calls from {source} under {policy}: "
+        f"replayed {found.replayed} recorded calls from {_cell(source, limit=None)} under "
+        f"{_cell(policy, limit=None)}: "
         f"{found.changed} would be decided otherwise",
         file=out,
     )
@@ -89,11 +96,21 @@ def _print(out: TextIO, found: Replay, policy: str, source: str) -> None:
         answers = ", ".join(
             f"{count} {_ANSWERS.get(answer, answer)}" for answer, count in sorted(change.answers.items())
         )
-        print(f"  {change.count} by {change.rule}" + (f" ({answers})" if answers else ""), file=out)
-        was = ", ".join(f"{rule} x{count}" for rule, count in sorted(change.was.items(), key=lambda i: -i[1]))
+        print(
+            f"  {change.count} by {_cell(change.rule, limit=None)}" + (f" ({answers})" if answers else ""),
+            file=out,
+        )
+        was = ", ".join(
+            f"{_cell(rule, limit=None)} x{count}"
+            for rule, count in sorted(change.was.items(), key=lambda i: -i[1])
+        )
         print(f"    before: {was}", file=out)
         for call in change.examples:
-            print(f"    e.g. {shown_call(call.tool, call.arguments, limit=200)}  [{call.where}]", file=out)
+            print(
+                f"    e.g. {shown_call(call.tool, call.arguments, limit=200)}  "
+                f"[{_cell(call.where, limit=None)}]",
+                file=out,
+            )
     if found.unreplayable:
         print(
             f"not replayed: {found.unreplayable} records without their arguments "
@@ -101,6 +118,8 @@ def _print(out: TextIO, found: Replay, policy: str, source: str) -> None:
             file=out,
         )
         for call in found.unreplayable_examples:
-            print(f"  {call.where}  {_cell(call.tool)}  args_digest {call.digest}", file=out)
+            print(
+                f"  {_cell(call.where, limit=None)}  {_cell(call.tool)}  args_digest {call.digest}", file=out
+            )
         if found.unreplayable > len(found.unreplayable_examples):
             print(f"  ... and {found.unreplayable - len(found.unreplayable_examples)} more", file=out)

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
+import datetime
 import difflib
 import json
 import os
+import re
 import sys
 import tempfile
 import tomllib
@@ -25,7 +28,13 @@ from ask_permissions.rules._text import read_kinds
 from ask_permissions.settings._atomic import _locked
 from ask_permissions.settings._policy_file import load_policy
 from ask_permissions.settings._policy_text import parse_policy_bytes, read_policy_bytes
-from ask_permissions.settings._settings import AGENT_DIR, PermissionSettings
+from ask_permissions.settings._settings import (
+    AGENT_DIR,
+    LOCAL_SETTINGS,
+    PROJECT_SETTINGS,
+    USER_SETTINGS,
+    PermissionSettings,
+)
 from ask_permissions.settings._sources import settings_from_data
 from ask_permissions.typing import Evaluator
 
@@ -62,7 +71,8 @@ def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
         "--policy",
         metavar="POLICY",
         help="the policy whose deny rules the rules are proven against: a policy file or a project directory "
-        "(default: the --write file, or its project for a file under .agent/)",
+        "(default: the --write file, or its project for a file under .agent/; with --write, a policy file or "
+        "a project's settings file must belong to this policy)",
     )
     parser.add_argument("--write", metavar="FILE", help="add the rules to this settings or policy file")
     parser.add_argument("--json", action="store_true", help="the rules and the proof as one JSON object")
@@ -77,14 +87,25 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
         OSError: a file cannot be read or written.
     """
     out = sys.stdout if out is None else out
+    if options.write is not None and options.policy is not None:
+        _check_proven_where_written(options.policy, options.write)
+    # The text the proof reads, and the only text the write may go over: a change made while the rules
+    # are found (a deny rule dropped, a cwd moved) would leave the proof about another file.
+    written = None if options.write is None else _read_text(options.write)
     context = suggestion_context(options.policy or _implied_policy(options.write))
+    if options.write is not None and _path_anchor(options.write) != context.root:
+        # The file reads ./ rules from elsewhere (another project, the agent's working directory): there a
+        # rule proven here would name other paths, some of them perhaps rejected.
+        context = dataclasses.replace(context, relative=False)
     with read_history(options.store) as actions:
         answers = [
+            # A person who edited the call approved their own call instead: the model's stays refused.
             Answer(
                 entry.action.tool_name,
                 entry.action.args,
-                entry.action.is_approved,
-                f"session {entry.session!r} action {entry.action.id}",
+                entry.action.is_approved and not entry.action.is_edited,
+                f"session {entry.session!r} action {entry.action.id}"
+                + (" (approved as edited)" if entry.action.is_edited else ""),
             )
             for entry in actions
             if entry.action.status in ("approved", "rejected")
@@ -93,7 +114,8 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
     found = suggest(answers, context, min_count=options.min_count)
     edit = None
     if options.write is not None and found.rules and found.proven:
-        edit = _planned(options.write, [rule.rule for rule in found.rules])
+        assert written is not None
+        edit = _planned(options.write, [rule.rule for rule in found.rules], written)
     if options.json:
         report = _as_json(found)
         if options.write is not None:
@@ -125,6 +147,56 @@ def _implied_policy(write: str | None) -> str | None:
     if os.path.basename(directory) == AGENT_DIR:
         return os.path.dirname(directory)
     return write if os.path.exists(write) and _is_policy_file(write) else None
+
+
+def _check_proven_where_written(policy: str, write: str) -> None:
+    """Refuse to write to a file of another policy than the proof's: there the file's own rules join
+    the new ones (a rejected ``git diff x && ls`` proceeds with its ``Bash(ls *)`` and a new
+    ``Bash(git diff *)``).
+
+    Raises:
+        ValueError: ``write`` is a project's settings file or a policy file, and not ``policy``'s.
+    """
+    absolute = os.path.abspath(write)
+    directory, name = os.path.split(absolute)
+    if _is_user_settings(directory, name):
+        return  # every project reads it: the proof holds for the --policy it names
+    if os.path.basename(directory) == AGENT_DIR and name in (PROJECT_SETTINGS, LOCAL_SETTINGS):
+        owner = os.path.dirname(directory)
+    elif os.path.exists(write) and _is_policy_file(write):
+        owner = absolute
+    else:
+        return  # a file read beside other settings (managed, cli): the --policy names which
+    if os.path.abspath(policy) != owner:
+        raise ValueError(
+            f"--write {write}: it is part of the policy {owner!r}, but the rules would be proven against "
+            f"--policy {policy!r}; name --policy {owner} (or leave --policy out)"
+        )
+
+
+def _is_user_settings(directory: str, name: str) -> bool:
+    return directory == os.path.join(os.path.expanduser("~"), AGENT_DIR) and name == USER_SETTINGS
+
+
+def _path_anchor(path: str) -> str | None:
+    """The one directory the file's ``./path`` rules are read from, whatever reads it; ``None`` when there
+    is none: a policy file that names no ``cwd`` (the agent's working directory, wherever it runs), or the
+    user's settings file (read as the user's, from ``~/.agent``, and as the home project's, from ``~``)."""
+    absolute = os.path.abspath(path)
+    directory, name = os.path.split(absolute)
+    if os.path.exists(path) and _is_policy_file(path):
+        try:
+            data = parse_policy_bytes(read_policy_bytes(path), path, toml=path.endswith(".toml"))
+        except (OSError, InvalidSnapshotError):
+            return None
+        permissions = data.get("permissions") if isinstance(data, dict) else None
+        cwd = permissions.get("cwd") if isinstance(permissions, dict) else None
+        return os.path.normpath(os.path.join(directory, cwd)) if isinstance(cwd, str) and cwd else None
+    if os.path.basename(directory) == AGENT_DIR and name in (PROJECT_SETTINGS, LOCAL_SETTINGS):
+        if directory == os.path.join(os.path.expanduser("~"), AGENT_DIR):
+            return None
+        return os.path.dirname(directory)  # a project's settings: its project
+    return directory  # read as a managed or cli file: from its own directory
 
 
 def _is_policy_file(path: str) -> bool:
@@ -188,7 +260,7 @@ def suggestion_context(policy: str | None) -> SuggestionContext:
         table["allow"] = [*table.get("allow", []), *rules]
         table["cwd"] = root
         changed["permissions"] = table
-        return load_policy(changed)
+        return load_policy(changed, base_dir=base)  # its hooks found where the file finds them
 
     denies = [
         entry if isinstance(entry, str) else entry.get("rule", "") for entry in permissions.get("deny", [])
@@ -328,10 +400,18 @@ class _Edit:
                     os.close(directory_handle)
 
 
-def _planned(path: str, rules: list[str]) -> _Edit | None:
-    """The edit adding the rules to the file's allow list (``None``: every rule is there already)."""
+def _planned(path: str, rules: list[str], old: str | None = None) -> _Edit | None:
+    """The edit adding the rules to the file's allow list (``None``: every rule is there already), made
+    from ``old``, the text the file held when the proof read it (default: its text now).
+
+    Raises:
+        ValueError: the file no longer holds ``old`` (nothing is written), or cannot be edited safely.
+    """
     toml = path.endswith(".toml")
-    old = _read_text(path)
+    if old is None:
+        old = _read_text(path)
+    elif _read_text(path) != old:
+        raise ValueError(f"--write: {path} changed while suggest ran; nothing written (run it again)")
     new = _toml_with(old, rules, path) if toml else _json_with(old, rules, path)
     if new == old:
         return None
@@ -354,7 +434,10 @@ def _json_with(old: str, rules: list[str], path: str) -> str:
     permissions = data.get("permissions") or {}
     if not isinstance(permissions, dict):
         fail(f"{path}: permissions", "an object", permissions)
-    listed = list(permissions.get("allow") or [])
+    allow = permissions.get("allow")
+    if allow is not None and not isinstance(allow, list):
+        fail(f"{path}: permissions.allow", "a list of rules", allow)  # not a string split into letters
+    listed = list(allow or [])
     texts = {
         entry if isinstance(entry, str) else entry.get("rule")
         for entry in listed
@@ -381,11 +464,7 @@ def _toml_with(old: str, rules: list[str], path: str) -> str:
     expected = {**data, "permissions": {**permissions, "allow": [*existing, *added]}}
     lines = old.splitlines(True)
     candidates: list[str] = []
-    allow = (
-        "allow = ["
-        + ", ".join(json.dumps(entry, ensure_ascii=False) for entry in [*existing, *added])
-        + "]\n"
-    )
+    allow = "allow = [" + ", ".join(_toml_value(entry) for entry in [*existing, *added]) + "]\n"
     header = next((i for i, line in enumerate(lines) if line.strip() == "[permissions]"), None)
     if "permissions" not in data:
         separator = "" if not old or old.endswith("\n") else "\n"
@@ -409,6 +488,31 @@ def _toml_with(old: str, rules: list[str], path: str) -> str:
     raise ValueError(
         f"--write: {path}: cannot add the rules to its [permissions] allow list safely; add them by hand"
     )
+
+
+_BARE_KEY: Final = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _toml_value(value: object) -> str:
+    """A value as TOML writes it inline: a rule text, or an entry with examples as an inline table (what
+    the text gives is parsed again and compared, so a value this writes wrong is refused, never kept)."""
+    if isinstance(value, str):
+        return json.dumps(value, ensure_ascii=False)  # JSON's escapes are TOML's basic string escapes
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return {"inf": "inf", "-inf": "-inf", "nan": "nan"}.get(repr(value), repr(value))
+    if isinstance(value, datetime.date | datetime.time):
+        return value.isoformat()
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(item) for item in value) + "]"
+    if isinstance(value, dict):
+        pairs = (
+            f"{key if _BARE_KEY.fullmatch(key) else _toml_value(key)} = {_toml_value(item)}"
+            for key, item in value.items()
+        )
+        return "{ " + ", ".join(pairs) + " }" if value else "{}"
+    return json.dumps(str(value))
 
 
 def _check_loads(path: str, target: str) -> None:

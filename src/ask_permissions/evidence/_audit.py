@@ -46,6 +46,8 @@ _VERDICTS_OF: Final[dict[str, frozenset[str]]] = {
 is not a record a policy wrote."""
 _ASKED: Final = "asked"
 """Who decided a call that waits for an answer: nobody yet (the policy asked)."""
+PROXY_KEY: Final = "proxy"
+"""The key under which the MCP proxy's ``AuditLog`` adds what it did to a record (or writes it alone)."""
 
 
 def is_resolution(verdict: str | None, edited_digest: object) -> bool:
@@ -132,8 +134,11 @@ def _pattern(pattern: object) -> str:
     return str(pattern.get("text", kind))
 
 
-def read_audit(path: str) -> Iterator[AuditLine]:
+def read_audit(path: str, *, undecided: list[int] | None = None) -> Iterator[AuditLine]:
     """The records of an audit file, line by line (blank lines skipped); read as the file is consumed.
+
+    A line of the MCP proxy for a call no policy decided (a tool the upstream server does not list: the
+    ``proxy`` object alone) holds no record: it is passed over, its number appended to ``undecided``.
 
     Raises:
         OSError: the file cannot be read.
@@ -141,12 +146,17 @@ def read_audit(path: str) -> Iterator[AuditLine]:
     """
     with open(path, "rb") as file:
         for number, raw in enumerate(file, start=1):
-            if raw.strip():
-                yield read_audit_line(raw, path, number)
+            if not raw.strip():
+                continue
+            line = read_audit_line(raw, path, number)
+            if line is not None:
+                yield line
+            elif undecided is not None:
+                undecided.append(number)
 
 
-def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine:
-    """One audit line, read strictly (see ``read_audit``)."""
+def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine | None:
+    """One audit line, read strictly (see ``read_audit``); ``None`` for a proxy line without a record."""
     try:
         data = json.loads(raw)
     except (ValueError, RecursionError):
@@ -156,6 +166,8 @@ def read_audit_line(raw: bytes | str, file: str, number: int) -> AuditLine:
         ) from None
     if not isinstance(data, dict):
         raise InvalidEvidenceError(file, number, "", "a JSON object (a decision record)", data)
+    if data.keys() == {PROXY_KEY} and isinstance(data[PROXY_KEY], dict):
+        return None
     read = _Fields(data, file, number)
     tool, layer = read.text("tool"), read.text("layer")
     outcome = read.choice("outcome", _OUTCOMES)
@@ -272,6 +284,8 @@ class AuditSummary:
     rules: Counter[str] = field(default_factory=Counter)
     deciders: Counter[str] = field(default_factory=Counter)
     shadow_disagreements: int = 0
+    undecided: int = 0
+    """Lines of the MCP proxy without a decision (calls to tools the upstream does not list)."""
 
     def add(self, line: AuditLine) -> None:
         self.records += 1
@@ -297,6 +311,7 @@ class AuditSummary:
             "rules": dict(self.rules.most_common()),
             "decided_by": dict(self.deciders.most_common()),
             "shadow_disagreements": self.shadow_disagreements,
+            "undecided": self.undecided,
         }
 
 

@@ -8,12 +8,13 @@ answer). Each is decided again as a dry run (``policy.evaluate``): nothing is qu
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, final
 
 from ask_permissions._tool_call import ToolCall
 from ask_permissions.policy._digest import args_digest
 from ask_permissions.queue._history import HistoryEntry
+from ask_permissions.queue._queue import AUTO_APPROVER
 from ask_permissions.typing import Evaluator
 
 from ._audit import APPROVALS, AuditLine
@@ -21,6 +22,10 @@ from ._audit import APPROVALS, AuditLine
 __all__ = ["Change", "RecordedCall", "Replay", "calls_from_audit", "calls_from_store", "replay"]
 
 EXAMPLES_PER_CHANGE: Final = 3
+EDITED: Final = "edited"
+"""The answer of an ask a person approved only with arguments of their own (the call as made was not)."""
+AUTO_APPROVED: Final = "auto-approved"
+"""The answer of an ask the queue approved by itself (``auto_approve``): no person answered it."""
 UNREPLAYABLE_SHOWN: Final = 20
 
 
@@ -29,9 +34,11 @@ UNREPLAYABLE_SHOWN: Final = 20
 class RecordedCall:
     """A call as recorded: where, what, what was decided then, and a person's answer if there was one.
 
-    ``answer`` is ``"approved"``, ``"rejected"`` or ``"pending"`` for a call that waited for a person (as
-    far as the record tells), else ``None``. ``arguments`` is ``None`` with ``has_arguments`` false when
-    the record did not keep them; ``redacted`` when what it kept is not what the model sent.
+    ``answer`` is ``"approved"``, ``"edited"`` (approved only with a person's own arguments),
+    ``"auto-approved"`` (by the queue itself), ``"rejected"`` or ``"pending"`` for a call that waited for a
+    person (as far as the record tells), else ``None``.
+    ``arguments`` is ``None`` with ``has_arguments`` false when the record did not keep them; ``redacted``
+    when what it kept is not what the model sent.
     """
 
     where: str
@@ -125,16 +132,20 @@ _ORDER: Final = {
 def calls_from_audit(lines: Iterable[AuditLine]) -> Iterable[RecordedCall]:
     """The decided calls of audit lines (resolution records give the asks their answers, not calls).
 
-    An ask's answer is taken from the resolution record with its action id, when it comes later in the same
-    file; until then the ask counts as unanswered.
+    An ask's answer is taken from the resolution record of the same action (its id, tool and arguments'
+    digest) that comes later in the same file; until then the ask counts as unanswered. Action ids are a
+    queue's own, so runs appended to one file reuse them: a resolution answers the latest ask before it
+    that it can be, never one of a run that came after it.
     """
-    asks: dict[int, int] = {}
+    waiting: dict[tuple[int, str, str], list[int]] = {}  # unanswered asks' positions, oldest first
     calls: list[RecordedCall] = []
-    answers: dict[int, str] = {}
     for line in lines:
         if line.is_resolution:
             if line.action_id is not None:
-                answers[line.action_id] = "approved" if line.verdict in APPROVALS else "rejected"
+                asks = waiting.get((line.action_id, line.tool, line.args_digest))
+                if asks:
+                    position = asks.pop()
+                    calls[position] = replace(calls[position], answer=_answer(line))
             continue
         redacted = line.has_arguments and args_digest(line.arguments) != line.args_digest
         call = RecordedCall(
@@ -150,32 +161,30 @@ def calls_from_audit(lines: Iterable[AuditLine]) -> Iterable[RecordedCall]:
             redacted=redacted,
         )
         if line.outcome == "pending" and line.action_id is not None:
-            asks[len(calls)] = line.action_id
+            waiting.setdefault((line.action_id, line.tool, line.args_digest), []).append(len(calls))
         calls.append(call)
-    for position, action_id in asks.items():
-        answer = answers.get(action_id)
-        if answer is not None:
-            call = calls[position]
-            calls[position] = RecordedCall(
-                call.where,
-                call.tool,
-                call.arguments,
-                call.has_arguments,
-                call.outcome,
-                call.rule,
-                answer,
-                call.tool_call_id,
-                call.digest,
-                call.redacted,
-            )
     return calls
+
+
+def _answer(resolution: AuditLine) -> str:
+    """How a resolution record answered its ask: ``approved``, ``edited`` (a person approved arguments of
+    their own instead) or ``rejected``."""
+    if resolution.verdict == "allow_modified":
+        return EDITED
+    if resolution.verdict in APPROVALS:
+        return AUTO_APPROVED if resolution.decided_by == AUTO_APPROVER else "approved"
+    return "rejected"
 
 
 def calls_from_store(entries: Iterable[HistoryEntry], store: str) -> Iterable[RecordedCall]:
     """The calls of a store's actions: each waited for a person (``pending`` then), with its answer."""
     for entry in entries:
         action = entry.action
-        status = "pending" if action.status == "applying" else action.status
+        status: str = "pending" if action.status == "applying" else action.status
+        if action.is_approved and action.is_edited:
+            status = EDITED
+        elif action.is_approved and action.decided_by == AUTO_APPROVER:
+            status = AUTO_APPROVED
         yield RecordedCall(
             where=f"{store} session {entry.session!r} action {action.id}",
             tool=action.tool_name,

@@ -7,7 +7,8 @@ Each approved call belongs to at most one family, and each family is a tree of e
 - a file path: its directories below the working directory (``Edit(./src/**)``; ``//`` for a path outside
   it, never ``/`` or a top-level directory), down to the file itself;
 - a URL: its exact host (``WebFetch(domain:docs.python.org)``);
-- an MCP tool: the tool itself (``mcp__github__create_issue``).
+- an MCP tool: the tool itself (``mcp__github__create_issue``), when its name read as a rule names that
+  tool alone (not ``mcp__github__*`` nor ``mcp__github__merge(*)``).
 
 A rule is *eligible* when it answers at least ``min_count`` approvals, matches no call a person rejected,
 and matches no call a deny rule covers (every recorded call the current policy denies, and witness calls
@@ -40,6 +41,7 @@ from ask_permissions.policy._records import DecisionRecord
 from ask_permissions.rules._command import CommandPattern, command_readings, compound_allow
 from ask_permissions.rules._domains import read_host
 from ask_permissions.rules._paths import normalize_path
+from ask_permissions.rules._patterns import tool_pattern_matches
 from ask_permissions.rules._specifier_base import subject_values
 from ask_permissions.rules._text import BUILTIN_KINDS, RuleText, RuleTextError, ToolKind, parse_rule_text
 from ask_permissions.shell import SubCommand, command_words, read_command
@@ -116,7 +118,9 @@ class SuggestionContext:
     """What the rules are written for: the tools' kinds, where paths are read from, and the policies.
 
     ``policy`` is the current policy (``None``: no deny rules are known), ``with_rules`` builds it with
-    allow rules added, ``denies`` the deny rule texts by tool for witness calls.
+    allow rules added, ``denies`` the deny rule texts by tool for witness calls. ``relative`` says whether
+    path rules may be written relative to ``root`` (``./src/**``): only when what will read them reads
+    ``./`` from ``root`` too; else they name absolute paths (``//work/project/src/**``).
     """
 
     root: str
@@ -125,6 +129,7 @@ class SuggestionContext:
     policy: Evaluator | None = None
     with_rules: Callable[[Sequence[str]], Evaluator] | None = None
     denies: Sequence[str] = ()
+    relative: bool = True
 
     def kind(self, tool: str) -> ToolKind | None:
         return self.kinds.get(tool) or BUILTIN_KINDS.get(tool)
@@ -218,19 +223,20 @@ class _Family:
 class _Forest:
     """Every family's tree, with the words of each command read once (a store repeats its commands)."""
 
-    __slots__ = ("_words", "context", "families")
+    __slots__ = ("_names", "_words", "context", "families")
 
     def __init__(self, context: SuggestionContext) -> None:
         self.context = context
         self.families: dict[tuple[str, str], _Family] = {}
         self._words: dict[str, tuple[str, ...] | None] = {}
+        self._names: dict[str, bool] = {}
 
     def place(self, answer: Answer) -> bool:
         """Put the call in its family's tree; ``False`` when no family fits it."""
         tool, context = answer.tool, self.context
         kind = context.kind(tool)
         if kind is None:
-            if not tool.startswith("mcp__") or tool.count("__") < 2:
+            if not self._mcp_tool(tool):
                 return False
             self._family(tool, "mcp-tool", lambda path, exact: tool).add((tool,), 1, answer)
             return True
@@ -278,6 +284,16 @@ class _Forest:
         if found is None:
             found = self.families[tool, name] = _Family(tool, name, rule_of)
         return found
+
+    def _mcp_tool(self, tool: str) -> bool:
+        """Whether the name is an MCP tool's that, written as a rule, names that one tool and no other: a
+        tool may be named ``mcp__github__*`` or ``mcp__github__merge(*)``, which read as rules of others."""
+        if tool not in self._names:
+            parsed = self.context.parse(tool) if tool.startswith("mcp__") else None
+            self._names[tool] = (
+                parsed is not None and parsed.tool_pattern == tool and parsed.argument_pattern is None
+            )
+        return self._names[tool]
 
     def _single_command(self, command: str | None) -> tuple[str, ...] | None:
         if command is None:
@@ -369,7 +385,9 @@ def _clear(parsed: RuleText | None, forbidden: Sequence[Answer]) -> bool:
 
 
 def _matches(parsed: RuleText, call: Answer) -> bool:
-    if parsed.tool_pattern != call.tool:
+    """Whether the rule matches the call, as an allow rule reads calls (its tool pattern as the policy
+    compares it: an exact name, or an ``mcp__server`` prefix)."""
+    if not tool_pattern_matches(parsed.tool_pattern, call.tool):
         return False
     pattern = parsed.argument_pattern
     return pattern is None or pattern.matches(call.arguments, "allow")
@@ -444,7 +462,7 @@ def _path_rule(tool: str, context: SuggestionContext) -> Callable[[tuple[str, ..
 
     def rule(parts: tuple[str, ...], exact: bool) -> str:
         path = "/" + "/".join(parts)
-        shown = "./" + path[len(root) :] if path.startswith(root) else "/" + path
+        shown = "./" + path[len(root) :] if context.relative and path.startswith(root) else "/" + path
         return f"{tool}({shown})" if exact else f"{tool}({shown}/**)"
 
     return rule
@@ -518,17 +536,17 @@ def _prove(
     rule of its parts that saves the fewest prompts is dropped; and again, until no rule is. Then the policy
     with the rules kept decides again every one of those calls a rule could match, in whole or in part (the
     others it would decide as before): ``found.proceeding`` lists any that would proceed. Returns the rules
-    kept.
+    kept (never one whose text does not read as a rule: written, it would fail its file).
     """
     proceeding = [] if before is None else [call for call in rejected if before(call).outcome == "proceed"]
     already = {id(call) for call in proceeding}
     found.already_proceeding = proceeding
     calls = [call for call in [*rejected, *forbidden] if id(call) not in already]
-    kept = list(chosen)
+    kept = [pair for pair in chosen if parse(pair[0].rule) is not None]  # a rule must read to be offered
     after: _Decided | None = None  # the policy with the rules of ``kept`` added, once it is needed
     touched: list[Answer] = []  # the calls some rule of ``kept`` could match, in whole or in part
     while kept:
-        index = _Index([(suggestion.tool, parse(suggestion.rule)) for suggestion, _ in kept])
+        index = _Index([parse(suggestion.rule) for suggestion, _ in kept])
         after = None
         culprits: set[int] = set()
         touched = []
@@ -595,18 +613,24 @@ class _Index:
     An allow command specifier compares its literal leading words with the first words of every
     sub-command it matches, so only a rule whose leading words begin some sub-command of the call can match
     the call or a part of it. The other rules of the call's tool (directories, domains, MCP tools) are
-    candidates for every call of the tool.
+    candidates for every call of the tool. A rule is filed under the tool its text names, whatever family
+    made it; one of an ``mcp__server`` prefix, or one that does not read, is a candidate for every call.
     """
 
-    __slots__ = ("_by_words", "_keys", "_longest", "_others", "_rules")
+    __slots__ = ("_by_words", "_everywhere", "_keys", "_longest", "_others", "_rules")
 
-    def __init__(self, rules: Sequence[tuple[str, RuleText | None]]) -> None:
+    def __init__(self, rules: Sequence[RuleText | None]) -> None:
         self._rules = rules
         self._by_words: dict[tuple[str, str | None, tuple[str, ...]], list[int]] = {}
         self._keys: dict[str, dict[str | None, None]] = {}
         self._others: dict[str, list[int]] = {}
+        self._everywhere: list[int] = []  # an unread rule too: it matches every call, so it is dropped
         self._longest = 0
-        for position, (tool, parsed) in enumerate(rules):
+        for position, parsed in enumerate(rules):
+            tool = None if parsed is None else parsed.tool_pattern
+            if not isinstance(tool, str):
+                self._everywhere.append(position)
+                continue
             pattern = None if parsed is None else parsed.argument_pattern
             words = pattern.literal_prefix if isinstance(pattern, CommandPattern) else ()
             if isinstance(pattern, CommandPattern) and words:
@@ -614,11 +638,11 @@ class _Index:
                 self._keys.setdefault(tool, {})[pattern.key] = None
                 self._longest = max(self._longest, len(words))
             else:
-                self._others.setdefault(tool, []).append(position)  # an unread rule too: it is dropped
+                self._others.setdefault(tool, []).append(position)
 
     def candidates(self, call: Answer) -> list[int]:
         """The rules that could match the call or one of its sub-commands, in order."""
-        found = set(self._others.get(call.tool, ()))
+        found = set(self._others.get(call.tool, ())) | set(self._everywhere)
         for key in self._keys.get(call.tool, ()):
             for sub in _subcommands(call.arguments, key):
                 words = sub.words[: self._longest]
@@ -628,7 +652,7 @@ class _Index:
 
     def matches(self, position: int, call: Answer) -> bool:
         """Whether the rule matches the call (a rule that does not read counts as matching: it is dropped)."""
-        parsed = self._rules[position][1]
+        parsed = self._rules[position]
         return parsed is None or _matches(parsed, call)
 
     def partial(self, candidates: Sequence[int], call: Answer) -> list[int]:
@@ -649,7 +673,7 @@ class _Index:
         return compound_allow(call.arguments, usable) is not None
 
     def _pattern(self, position: int) -> CommandPattern | None:
-        parsed = self._rules[position][1]
+        parsed = self._rules[position]
         pattern = None if parsed is None else parsed.argument_pattern
         return pattern if isinstance(pattern, CommandPattern) else None
 

@@ -50,6 +50,7 @@ __all__ = ["SPAN_NAME", "DecisionTracer"]
 SPAN_NAME: Final = "apply_guardrail ask_permissions"
 _OPEN_LIMIT: Final = 4096  # pending spans kept open; the oldest is ended as unresolved past this
 _DECISION_TYPE: Final = {"proceed": "allow", "block": "deny"}
+_AskKey = tuple[int, str, str]
 
 
 @final
@@ -71,7 +72,7 @@ class DecisionTracer:
         self._tracer: Final[Tracer] = trace.get_tracer("ask_permissions", __version__, tracer_provider)
         self._arguments: Final = arguments
         self._lock: Final = threading.Lock()
-        self._open: OrderedDict[int, Span] = OrderedDict()
+        self._open: OrderedDict[_AskKey, Span] = OrderedDict()
 
     def __repr__(self) -> str:
         with self._lock:
@@ -79,21 +80,24 @@ class DecisionTracer:
 
     def __call__(self, record: DecisionRecord) -> None:
         """Record one decision (a policy's ``on_decision``)."""
-        if record.action_id is not None and is_resolution(record.verdict, record.edited_digest):
+        key = _ask_key(record)
+        if key is not None and is_resolution(record.verdict, record.edited_digest):
             with self._lock:
-                span = self._open.pop(record.action_id, None)
+                span = self._open.pop(key, None)
             if span is not None:
                 self._resolve(span, record)
                 return
         span = self._tracer.start_span(SPAN_NAME, kind=SpanKind.INTERNAL, attributes=self._attributes(record))
-        if record.outcome == "pending" and record.action_id is not None:
-            span.add_event("ask_permissions.pending", {"ask_permissions.action_id": record.action_id})
+        if record.outcome == "pending" and key is not None:
+            span.add_event("ask_permissions.pending", {"ask_permissions.action_id": key[0]})
             with self._lock:
-                self._open[record.action_id] = span
-                evicted = self._open.popitem(last=False)[1] if len(self._open) > _OPEN_LIMIT else None
-            if evicted is not None:
-                evicted.set_attribute("ask_permissions.resolution", "unknown")
-                evicted.end()
+                ended = [self._open.pop(key)] if key in self._open else []
+                self._open[key] = span
+                if len(self._open) > _OPEN_LIMIT:
+                    ended.append(self._open.popitem(last=False)[1])
+            for each in ended:  # a span no resolution can reach any more ends now, not never
+                each.set_attribute("ask_permissions.resolution", "unknown")
+                each.end()
             return
         span.end()
 
@@ -157,6 +161,14 @@ class DecisionTracer:
                 record.arguments, ensure_ascii=False
             )
         return attributes
+
+
+def _ask_key(record: DecisionRecord) -> _AskKey | None:
+    """What ties an ask's resolution to its pending record: the action id, which is only its queue's own
+    (policies sharing a tracer reuse ids), with the tool and the digest of the arguments asked about."""
+    if record.action_id is None:
+        return None
+    return (record.action_id, record.tool, record.args_digest)
 
 
 def _decision_type(record: DecisionRecord) -> str:

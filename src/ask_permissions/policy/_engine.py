@@ -40,6 +40,7 @@ from ask_permissions._clock import utc_now
 from ask_permissions._errors import preview
 from ask_permissions._tool_call import ToolCall, read_tool_call
 from ask_permissions.queue._args import json_copy
+from ask_permissions.queue._queue import AUTO_APPROVER
 from ask_permissions.typing import (
     AskExplanation,
     BlockResult,
@@ -603,6 +604,8 @@ class Engine(Generic[F]):
                 if action_id is not None:
                     self._asked.remember(action_id, record)
                 self._on_decision(record)
+                if action_id is not None and decided.auto_approvable:
+                    self._auto_approved_at_once(action_id)
             except BaseException as error:
                 if action_id is not None:
                     error.add_note(
@@ -881,6 +884,8 @@ class Engine(Generic[F]):
         call = ToolCall(facts.name, original, facts.call_id)
         try:
             record = self._shadow.evaluate(call, getattr(facts, "context", None))  # type: ignore[union-attr]
+            if not isinstance(record, DecisionRecord):
+                raise TypeError(f"shadow.evaluate: expected a DecisionRecord; got {preview(record)}")
         except Exception as error:
             # A broken shadow must not break the enforced decision: say so in the record and the log.
             _logger.warning("The shadow policy failed on a call to %r: %r", facts.name, error)
@@ -958,10 +963,13 @@ class Engine(Generic[F]):
 
     def _observed(self, action: Action, automatic: bool) -> None:
         """The queue resolved an action (here or in another process): record how the ask ended, then carry
-        an approval's scope (the drain's auto-approvals answer no ask a person or a resolver was given, so
-        they add no record and carry nothing)."""
+        an approval's scope. The drain's auto-approvals carry nothing (no person chose a scope); their
+        record names ``auto_approve``, and is made here only for an ask whose own record was made (one
+        approved as it was submitted is recorded by ``_settle``, after its ask)."""
         if automatic:
-            self._asked.recall(action.id)
+            asked = self._asked.recall(action.id)
+            if asked is not None:
+                self._record_resolution(action, "ask_allowed", asked)
             return
         planned = self._verdicts.take(action.id)
         if planned is None:
@@ -972,11 +980,28 @@ class Engine(Generic[F]):
         if action.is_approved:
             self._carry(action, None)
 
+    def _auto_approved_at_once(self, action_id: int) -> None:
+        """Record the answer of an ask the queue approved by itself as it was submitted (before its own
+        record was made, so ``_observed`` could not), once: whoever takes the remembered ask records it."""
+        action = self._queue.get(action_id)
+        if action is None or not action.is_approved or action.decided_by != AUTO_APPROVER:
+            return
+        asked = self._asked.recall(action_id)
+        if asked is not None:
+            self._record_resolution(action, "ask_allowed", asked)
+
     def _resolved(self, action: Action, verdict: RecordVerdict) -> None:
         """Tell the observer how an ask ended: one more record, with the same action id."""
         if self._on_decision is None:
             return
-        asked = self._asked.recall(action.id)
+        self._record_resolution(action, verdict, self._asked.recall(action.id))
+
+    def _record_resolution(
+        self, action: Action, verdict: RecordVerdict, asked: DecisionRecord | None
+    ) -> None:
+        """The record of how an ask ended, from what the ask's own record said (``None``: not known here)."""
+        if self._on_decision is None:
+            return
         proceeds = verdict == "ask_allowed"
         keep = self._keep_arguments is not False
         if asked is not None:

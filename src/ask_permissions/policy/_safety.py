@@ -1,4 +1,5 @@
-"""Safety checks (seed 002): writes to sensitive paths and removals of whole trees always ask a person.
+"""Safety checks (seed 002): writes to sensitive paths, removals of whole trees and writes to a device or a
+kernel setting always ask a person.
 
 No mode and no allow rule lifts them: ``bypassPermissions``, ``acceptEdits`` and allow rules all come after
 them in the layered policy's table. Two kinds of harm are guarded against: code execution (git hooks, shell
@@ -10,7 +11,8 @@ touch, read from its full reading by the table of programs, with the directories
 read from. A write (or possible write) that names a protected path — compared case-insensitively, as macOS
 and Windows file systems do, and as a glob where the shell expands it — asks; so does a removal of ``/``, a
 top-level directory, the home directory or the working directory (or a parent of it, or everything in one),
-a removal whose target the shell works out, a protected file written without being named, a shell fed a
+a removal whose target the shell works out, a write to a device (a disk, memory) or a kernel setting
+(``/proc``, ``/sys``), a protected file written without being named, a shell fed a
 pipe, and a command whose name the shell works out. Paths are also followed through the symbolic links that
 exist on disk. A false alarm costs a person a click; a miss could cost a repository.
 """
@@ -249,6 +251,53 @@ class _TooManyLinks(Exception):
     """A path holds more symbolic links than are followed."""
 
 
+_EVERYDAY_DEVICES: Final = frozenset(
+    {
+        "/dev/null",
+        "/dev/zero",
+        "/dev/full",
+        "/dev/random",
+        "/dev/urandom",
+        "/dev/tty",
+        "/dev/stdin",
+        "/dev/stdout",
+        "/dev/stderr",
+        "/dev/ptmx",
+        "/dev/console",
+    }
+)
+"""Devices programs write to every day, which hold nothing a write destroys."""
+_EVERYDAY_DEVICE_FOLDERS: Final = ("/dev/fd/", "/dev/pts/", "/dev/shm/", "/dev/mqueue/")
+_DESCRIPTORS: Final = re.compile(r"/proc/(?:self|thread-self|\d+)/fd/")
+
+
+def _system_file(path: str) -> str | None:
+    """What a write to ``path`` (absolute, normalized) would change that is no file: a device (a disk's
+    blocks, memory), or a kernel setting (``/proc``, ``/sys``). ``None`` for an ordinary file, and for the
+    devices and descriptors programs write to every day (``/dev/null``, ``/dev/stderr``, ``/dev/fd/3``)."""
+    if path.startswith("/dev/"):
+        if path in _EVERYDAY_DEVICES or path.startswith(_EVERYDAY_DEVICE_FOLDERS):
+            return None
+        return f"the device {path}"
+    if path.startswith(("/proc/", "/sys/")) and _DESCRIPTORS.match(path) is None:
+        return f"the kernel setting {path}"
+    return None
+
+
+def _system_use(use: PathUse, cwd: str, home: str, working: _Working) -> str | None:
+    """The device or kernel setting a write or removal the table read changes, as written or through the
+    links on disk (a word of a program the table does not know is no write: ``lsblk /dev/sda``)."""
+    if use.guessed:
+        return None
+    for path in _bases(use) or (use.path,):
+        joined = _joined(path, cwd, home)
+        for reading in (normalize_path(joined), *working.links(joined)):
+            changed = _system_file(reading)
+            if changed is not None:
+                return changed
+    return None
+
+
 def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) -> SafetyFinding | None:
     """A write to any of these paths (absolute) that touches a protected one, as written or through the
     symbolic links on disk."""
@@ -260,6 +309,9 @@ def check_paths(paths: Iterable[str], *, cwd: str, protected: ProtectedPaths) ->
         except _TooManyLinks:
             return SafetyFinding(f"Writing to {path} follows too many symbolic links to check{_APPROVAL}")
         for reading in readings:
+            changed = _system_file(reading)
+            if changed is not None:
+                return SafetyFinding(f"Writing to {normal} changes {changed}{_APPROVAL}")
             inside = _within(reading, working)
             touched = protected.touched_by(inside)
             if touched is not None:
@@ -382,7 +434,7 @@ def _touched(
                 return touched
         if use.expands and _SHELL_SPECIAL.search(path):
             continue  # a pattern: by name only
-        for physical in _physical(joined):
+        for physical in working.links(joined):
             touched = protected.touched_by(
                 _within(physical, working.physical), pattern=False, dotglob=dotglob
             )
@@ -422,14 +474,23 @@ def _parts(word: str) -> Iterator[str]:
 
 @final
 class _Working:
-    """The working directory as written, and (worked out when first needed) with its links resolved too."""
+    """The working directory as written, and (worked out when first needed) with its links resolved too;
+    and the links on disk of the paths one command names, each looked up once for all the checks."""
 
-    __slots__ = ("_physical", "cwd", "written")
+    __slots__ = ("_links", "_physical", "cwd", "written")
 
     def __init__(self, cwd: str) -> None:
         self.cwd = cwd
         self.written = (posixpath.normpath(cwd),)
         self._physical: tuple[str, ...] | None = None
+        self._links: dict[str, tuple[str, ...]] = {}
+
+    def links(self, joined: str) -> tuple[str, ...]:
+        """``_physical(joined)``, looked up once per command (``_TooManyLinks`` each time it is asked)."""
+        found = self._links.get(joined)
+        if found is None:
+            found = self._links[joined] = tuple(_physical(joined))
+        return found
 
     @property
     def physical(self) -> tuple[str, ...]:
@@ -498,10 +559,19 @@ def _decided(
         for use in effects.paths:
             if use.action == "read":
                 continue
-            if use.action == "remove":
+            if use.action in ("remove", "tree"):
                 removed = _removed(use, cwd, home)
+                # Changing the working directory's modes is the work (chmod -R u+w .); those of /, of the
+                # home directory or of a parent of the project lock out a system or a person.
+                if use.action == "tree" and removed == "the working directory":
+                    removed = None
                 if removed is not None:
-                    return SafetyFinding(f"The command removes {removed}{_APPROVAL}")
+                    verb = "removes" if use.action == "remove" else "changes everything in"
+                    return SafetyFinding(f"The command {verb} {removed}{_APPROVAL}")
+            changed = _system_use(use, cwd, home, working)
+            if changed is not None:
+                verb = "removes" if use.action == "remove" else "writes to"
+                return SafetyFinding(f"The command {verb} {changed}{_APPROVAL}")
             touched = _touched(use, cwd, home, protected, dotglob=dotglob, working=working)
             if touched is not None:
                 return SafetyFinding(f"The command touches {touched}{_APPROVAL}")

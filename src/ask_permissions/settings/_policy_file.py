@@ -82,6 +82,7 @@ def load_policy(
     unknown_tools: UnknownTools | None = None,
     shadow: Evaluator | None = None,
     record_arguments: bool | Redactor = False,
+    base_dir: str | os.PathLike[str] | None = None,
 ) -> ApprovalPolicy:
     """Build an ``ApprovalPolicy`` from a policy file or its parsed data.
 
@@ -116,6 +117,9 @@ def load_policy(
         unknown_tools: ``"error"`` or ``"keep"``, in place of the file's own ``unknown_tools``.
         shadow: passed to ``ApprovalPolicy`` as it is.
         record_arguments: passed to ``ApprovalPolicy`` as it is.
+        base_dir: for parsed data, the folder its relative paths are read from, as a file's are from its
+            own (a hook's program, ``permissions.cwd``); default: the working directory. A path source
+            always uses its file's folder.
 
     Raises:
         OSError: the file cannot be read.
@@ -134,6 +138,7 @@ def load_policy(
         raise ValueError("load_policy: give a queue or a store for one, not both")
     if unknown_tools is not None:
         unknown_tools = read_unknown_tools(unknown_tools)
+    folder = None if base_dir is None else os.path.abspath(os.fspath(base_dir))
     text: str | None = None
     if isinstance(source, Mapping):
         data: object = source
@@ -148,7 +153,7 @@ def load_policy(
             return _build(
                 data,
                 queue,
-                base_dir=os.path.dirname(os.path.abspath(where)) if where else None,
+                base_dir=os.path.dirname(os.path.abspath(where)) if where else folder,
                 store=store,
                 session=session,
                 unknown_tools=unknown_tools,

@@ -28,14 +28,16 @@ __all__ = [
     "simple_effects",
 ]
 
-PathAction: TypeAlias = Literal["read", "write", "remove", "touch"]
-"""What a command does to a path: reads it, writes it, removes it, or may do either (``touch``: the table
-cannot tell, so the checks read it as a write)."""
+PathAction: TypeAlias = Literal["read", "write", "tree", "remove", "touch"]
+"""What a command does to a path: reads it, writes it, changes it with everything under it (``tree``:
+``chmod -R``), removes it, or may do either (``touch``: the table cannot tell, so the checks read it as a
+write)."""
 
 _ACTIONS: Final[dict[Role, PathAction]] = {
     "read": "read",
     "runs": "read",  # what runs from it is read where the reading can (a process substitution's output)
     "write": "write",
+    "tree": "tree",
     "remove": "remove",
     "touch": "touch",
 }

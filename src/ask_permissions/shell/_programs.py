@@ -48,7 +48,18 @@ __all__ = [
 ]
 
 Role: TypeAlias = Literal[
-    "data", "read", "runs", "write", "remove", "touch", "chdir", "moves", "command", "script", "assign"
+    "data",
+    "read",
+    "runs",
+    "write",
+    "tree",
+    "remove",
+    "touch",
+    "chdir",
+    "moves",
+    "command",
+    "script",
+    "assign",
 ]
 """What a word (an operand, or an option's value) is to its program:
 
@@ -58,6 +69,8 @@ Role: TypeAlias = Literal[
   an interpreter (``python3 FILE``, ``awk -f FILE``); what a process substitution there writes is read as a
   pipe into the program is read;
 - ``write``: a path it creates or changes;
+- ``tree``: a path it changes with everything under it (``chmod -R``, ``chown -R``): a write, and where
+  the path is a tree no agent should change whole (``/``, the home directory), checked as a removal is;
 - ``remove``: a path it removes (or moves away);
 - ``touch``: a path it may read or write — the table cannot tell which (checked as a write);
 - ``chdir``: a directory the rest of the command (and what follows it) runs in;
@@ -1165,9 +1178,10 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "writer",
         "changes files' modes or owners",
         "-c|--changes -f|--silent|--quiet -v|--verbose --dereference -h|--no-dereference --no-preserve-root "
-        "--preserve-root --reference=read -R|--recursive --from=",
+        "--preserve-root --reference=read -R|--recursive#tree --from=",
         "write*",
         strict=False,
+        when=(_when("tree", slots="tree*"),),
     ),
     _row(
         "truncate",
@@ -1177,6 +1191,24 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "write*",
     ),
     _row("dd", "writer", "copies `if=` to `of=`", "", "data*", keyed=(("of", "write"), ("if", "read"))),
+    # What they write is a disk: the safety checks ask for a write to a device, whatever the mode.
+    _row(
+        "mkfs mkfs.ext2 mkfs.ext3 mkfs.ext4 mkfs.xfs mkfs.btrfs mkfs.vfat mkfs.fat mkfs.exfat mkfs.ntfs "
+        "mkfs.f2fs mke2fs mkdosfs mkswap wipefs blkdiscard",
+        "writer",
+        "makes a file system (or wipes one) on a device",
+        "-t|--type= -L|--label= -b= -n= -V|--verbose -h|--help",
+        "write*",
+        strict=False,
+    ),
+    _row(
+        "fdisk sfdisk cfdisk gdisk sgdisk parted",
+        "writer",
+        "changes a disk's partition table",
+        "-l|--list -b|--sector-size= -u|--units? -h|--help",
+        "write*",
+        strict=False,
+    ),
     _row(
         "sed",
         "writer",
@@ -1686,7 +1718,7 @@ def _acts(program: Program) -> bool:
         return True
     slots = [program.operands, *(when.slots for when in program.when if when.slots is not None)]
     roles = {slot.role for group in slots for slot in group} | {option.role for option in program.options}
-    if roles & {"write", "remove", "touch", "command", "script", "runs"}:
+    if roles & {"write", "tree", "remove", "touch", "command", "script", "runs"}:
         return True
     if any(option.implicit is not None for option in program.options):
         return True
