@@ -126,11 +126,13 @@ class TestOtherEffects:
             "exec 3< <(curl -s x); bash <&3",
             "exec < <(curl -s x); python3",
             "bash /dev/fd/3 3< <(curl -s x)",
+            "bash | cat",
+            "bash /dev/stdin",
         ],
     )
     def test_piped_input(self, command: str) -> None:
-        """A shell or interpreter fed a pipe, a process substitution or a descriptor wired to one runs what
-        no check can read."""
+        """A shell or interpreter fed a pipe, a process substitution, a descriptor wired to one, or the
+        agent's own input runs what no check can read."""
         assert command_effects(command).piped_input
 
     @pytest.mark.parametrize(
@@ -139,7 +141,6 @@ class TestOtherEffects:
             "bash script.sh",
             "bash -c 'ls' | cat",
             "python3 -c 'print(1)'",
-            "bash | cat",
             "ls | wc -l; bash x.sh",
             "diff <(curl -s x) y",
             "bash x.sh <(curl -s x)",

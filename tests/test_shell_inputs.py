@@ -68,6 +68,9 @@ UNREAD: Final = [
     pytest.param('echo "$CMD" | bash', id="expansion-printed"),
     pytest.param("bash <<EOF\nls $X\nEOF", id="heredoc-expands"),
     pytest.param('bash <<< "ls $X"', id="here-string-expands"),
+    pytest.param("bash", id="the-agents-own-input"),
+    pytest.param("bash /dev/stdin", id="the-agents-own-input-as-a-file"),
+    pytest.param("python3 -", id="the-agents-own-input-as-code"),
     pytest.param("bash <&3", id="descriptor-from-outside"),
     pytest.param("bash /dev/fd/3", id="descriptor-path-from-outside"),
     pytest.param("mkfifo p; echo ls > p & bash p", id="named-pipe"),
@@ -100,7 +103,7 @@ NOT_PIPED: Final = [
     pytest.param("bash -c 'ls' | cat", id="writes-to-a-pipe"),
     pytest.param("exec 3< notes.txt; cat <&3", id="a-descriptor-read-by-a-reader"),
     pytest.param('while read -r l; do echo "$l"; done < <(ls)', id="a-loop-reads-a-substitution"),
-    pytest.param("bash", id="the-shells-own-input"),
+    pytest.param("exec < script.sh; bash", id="the-input-wired-to-a-file"),
 ]
 
 
@@ -136,6 +139,14 @@ class TestRegions:
         assert reading.fully_read
         assert reading.piped_script
         assert ("rm", "-rf", "/") not in {sub.words for sub in reading.visible}
+
+    def test_wiring_another_descriptor_leaves_the_agents_input_unread(self) -> None:
+        """``exec 3< notes.txt; bash``: bash reads the agent's input, which the line did not wire."""
+        assert not read_command("exec 3< notes.txt; bash").fully_read
+
+    def test_wiring_the_input_leaves_a_descriptor_unread(self) -> None:
+        """``exec < notes.txt; bash <&3``: descriptor 3 is none the line wired."""
+        assert not read_command("exec < notes.txt; bash <&3").fully_read
 
     def test_a_named_pipe_needs_a_file_run(self) -> None:
         """``mkfifo p; cat p``: a named pipe no shell runs leaves the command as it was."""

@@ -461,6 +461,8 @@ class _Reader:
         "unparsed",
         "visible",
         "wired",
+        "wired_input",
+        "wired_other",
     )
 
     def __init__(self) -> None:
@@ -479,6 +481,8 @@ class _Reader:
         # fills it), and who runs the shell's input or a descriptor (its kind, and whether it is a shell):
         # settled once the whole line is read, since exec may wire them anywhere in it.
         self.wired: list[tuple[int, int, bool]] = []
+        self.wired_input = False  # exec wires the shell's own input
+        self.wired_other = False  # ... another descriptor
         self.later: list[tuple[_InputKind, bool]] = []
         self.piped = False  # a shell or an interpreter runs what another command writes
         self.makes_fifo = False
@@ -560,18 +564,18 @@ class _Reader:
     def settle_inputs(self) -> None:
         """Shells and interpreters that run the shell's own input or a descriptor (``<&3``, ``/dev/fd/3``)
         run what the line wires to descriptors (``exec 3< <( … )``, ``exec < <( … )``, ``{ …; } 3<<EOF``),
-        wherever it stands in the line; a descriptor the line does not wire holds what no check read, and so
-        may a file run in a line that makes a named pipe (``mkfifo p; … bash p``)."""
+        wherever it stands in the line. The agent's own input when the line does not wire it (``bash``,
+        ``bash /dev/stdin``, ``python3 -``), a descriptor the line does not wire, and a file run in a line
+        that makes a named pipe (``mkfifo p; … bash p``) hold what no check read."""
         if self.runs_file and self.makes_fifo:
             self.unread()
         later = self.later
         if not later:
             return
+        kinds = {kind for kind, _ in later}
+        if ("terminal" in kinds and not self.wired_input) or ("descriptor" in kinds and not self.wired_other):
+            self.unread()  # the agent's own input, or a descriptor it was given: no check reads either
         wired = self.wired
-        if not wired:
-            if any(kind == "descriptor" for kind, _ in later):
-                self.unread()
-            return
         index = 0
         while index < len(wired):  # reading one may wire more, and add runners
             start, stop, process = wired[index]
@@ -772,6 +776,10 @@ class _Reader:
                 if wires or redirection.fd_variable is not None or (redirection.fd or 0) > 2:
                     # A descriptor wired for whatever reads it later (exec 3< <(…), {fd}<<EOF, … 3< <(…)).
                     self.wired.append((given.start, given.stop, kind == "process"))
+                    if redirection.fd in (None, 0) and redirection.fd_variable is None:
+                        self.wired_input = True
+                    else:
+                        self.wired_other = True
                 if redirection.fd in (None, 0) and redirection.fd_variable is None:
                     source = _stronger(source, given)
             found.append(_redirect(redirection))
