@@ -1,8 +1,9 @@
 """The real web inbox, run as its own process for the tests and the benchmark, and a headless Chromium.
 
 ``InboxServer`` starts ``python -m ask_permissions inbox`` on a store, reads the address it prints first, and
-talks HTTP to it as a browser would (with the token's cookie). ``chromium()`` opens the system's headless
-Chromium through Playwright (its own browser download cannot work here): ``None`` when there is none.
+talks HTTP to it as the page's script does (with the token in ``Authorization: Bearer``). ``chromium()``
+opens the system's headless Chromium through Playwright (its own browser download cannot work here): ``None``
+when there is none.
 """
 
 from __future__ import annotations
@@ -103,8 +104,9 @@ class InboxServer:
         self.host = parts.hostname or "127.0.0.1"
         self.port = parts.port or 80
         self.origin = f"http://{self.host}:{self.port}"
-        self.token = parts.query.removeprefix("token=")
-        self.cookie = f"ask_permissions_inbox_{self.port}={self.token}"
+        assert parts.fragment.startswith("token="), self.url
+        self.token = parts.fragment.removeprefix("token=")
+        self.authorization = f"Bearer {self.token}"
 
     def _first_line(self) -> str:
         assert self.process.stdout is not None
@@ -124,15 +126,16 @@ class InboxServer:
         path: str,
         *,
         form: dict[str, str] | None = None,
-        cookie: str | None = "",
+        authorization: str | None = "",
         headers: dict[str, str] | None = None,
     ) -> tuple[int, dict[str, str], str]:
-        """One HTTP request: status, headers and body. ``cookie=""`` sends the token's cookie, None none."""
+        """One HTTP request: status, headers and body. ``authorization=""`` sends the token's
+        ``Authorization`` header, None none, any other value itself."""
         connection = http.client.HTTPConnection(self.host, self.port, timeout=30)
         try:
             sent = {"Host": f"{self.host}:{self.port}", **(headers or {})}
-            if cookie is not None:
-                sent["Cookie"] = cookie or self.cookie
+            if authorization is not None:
+                sent["Authorization"] = authorization or self.authorization
             body = None
             if form is not None:
                 body = urlencode(form)
@@ -145,7 +148,7 @@ class InboxServer:
 
     def answer(self, form: dict[str, str], **options: Any) -> tuple[int, dict[str, Any]]:
         """POST /answer as the page's script does; the status and the JSON reply."""
-        headers = {"X-Requested-With": "fetch", "Origin": self.origin, **options.pop("headers", {})}
+        headers = {"Origin": self.origin, **options.pop("headers", {})}
         status, _, body = self.request("POST", "/answer", form=form, headers=headers, **options)
         try:
             return status, json.loads(body)

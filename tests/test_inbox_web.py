@@ -6,6 +6,7 @@ about each call of its plan and "runs" (records) what comes back approved; nothi
 
 from __future__ import annotations
 
+import contextlib
 import html
 import http.client
 import json
@@ -15,7 +16,8 @@ import signal
 import sqlite3
 import subprocess
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -23,6 +25,7 @@ from urllib.parse import quote
 import pytest
 
 from ask_permissions import ApprovalQueue, SqliteStore
+from ask_permissions.inbox._page import NEEDS_SCRIPT, NO_TOKEN, TOKEN_REFUSED
 from ask_permissions.typing import AskExplanation
 
 from .inbox_agent import AgentProcess
@@ -159,7 +162,7 @@ class TestInBrowser:
         page.set_viewport_size(DESKTOP)
         first = agent.until("pending")
         page.goto(inbox.url)
-        assert "token=" not in page.url  # the token went into a cookie, out of the address bar
+        assert "token=" not in page.url  # the script took the token out of the address bar
         page.locator("#live.on").wait_for(timeout=SECONDS)
         card = _card(page, first["action_id"], "agent-1")
         card.wait_for(timeout=SECONDS)
@@ -190,6 +193,7 @@ class TestInBrowser:
         # No asset came from the network: every request went to the inbox itself.
         assert requests
         assert all(url.startswith(inbox.origin + "/") for url in requests), requests
+        assert all(inbox.token not in url for url in requests)  # the token in no address the page asked for
 
     def _answer_each(self, page: Any, agent: AgentProcess, folder: Path, first: int) -> None:
         """Approve, reject with feedback, edit (a typo first) and approve, unfold and approve."""
@@ -281,6 +285,158 @@ class TestInBrowser:
             first.submit(tool_call_id="e", tool_name="Edit", args={"file_path": "b.txt"})
             _card(page, 3, "s1").wait_for(timeout=SECONDS)
             assert _card(page, 4, "s1").count() == 0
+        finally:
+            store.close()
+
+
+class _Recorder(BaseHTTPRequestHandler):
+    """Another server of the machine (a development server an agent started): it keeps every request."""
+
+    received: list[tuple[str, dict[str, str]]]  # the path and the headers of each request, set per server
+
+    def do_GET(self) -> None:
+        self.received.append((self.path, {name.lower(): value for name, value in self.headers.items()}))
+        body = b"<!doctype html><title>the agent's dev server</title><p>hello</p>"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@contextlib.contextmanager
+def _other_server() -> Iterator[tuple[str, list[tuple[str, dict[str, str]]]]]:
+    """A recording HTTP server on another port of 127.0.0.1: its origin, and what it received."""
+    received: list[tuple[str, dict[str, str]]] = []
+    handler = type("Recorder", (_Recorder,), {"received": received})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}", received
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+class TestTheTokenStaysHome:
+    """No credential the browser sends by itself: the inbox's token reaches no other server of the host."""
+
+    def test_another_server_of_the_host_learns_nothing(
+        self, inbox: InboxServer, browser: Any, store_path: Path
+    ) -> None:
+        """After the inbox was opened, a server on another port of 127.0.0.1 opened in the same browser (a tab
+        of its own, then the inbox's tab) receives no cookie and nothing holding the token; its page cannot
+        read the token nor answer; and what it received, replayed at the inbox, reads and answers nothing."""
+        store = SqliteStore(store_path)
+        try:
+            queue = ApprovalQueue(store=store, session="agent-1")
+            queue.submit(tool_call_id="a", tool_name="Bash", args={"command": "rm -rf build"})
+            page = browser.new_page()
+            responses: list[Any] = []
+
+            def keep(response: Any) -> None:  # Playwright takes a Python function, not a bound builtin
+                responses.append(response)
+
+            page.on("response", keep)
+            page.goto(inbox.url)
+            page.locator("#live.on").wait_for(timeout=SECONDS)
+            _card(page, 1, "agent-1").wait_for(timeout=SECONDS)
+            assert inbox.token not in page.url
+            assert browser.cookies() == []
+            # Nothing the inbox answered (the page, its assets, the view, the events) set a cookie.
+            assert len(responses) >= 4
+            for response in responses:
+                assert "set-cookie" not in response.all_headers(), response.url
+            form = {**inbox.card_form("agent-1", 1), "decision": "approve", "scope": "once"}
+            with _other_server() as (other, received):
+                tab = browser.new_page()
+                tab.goto(other + "/index.html")
+                # The other server's own page tries what a script of its origin can: read a cookie or the
+                # inbox's storage, read the inbox, and answer there (the form's fields known, even).
+                assert tab.evaluate("document.cookie") == ""
+                assert tab.evaluate("sessionStorage.length") == 0
+                attempts = tab.evaluate(
+                    """async ([inbox, form]) => {
+                        const done = [];
+                        for (const path of ["/view", "/fragment", "/action?session=agent-1&id=1"]) {
+                            try {
+                                const response = await fetch(inbox + path, {credentials: "include"});
+                                done.push(path + " read " + response.status);
+                            } catch (error) {
+                                done.push(path + " refused");
+                            }
+                        }
+                        await fetch(inbox + "/answer", {
+                            method: "POST", mode: "no-cors", credentials: "include",
+                            body: new URLSearchParams(form),
+                        });
+                        return done;
+                    }""",
+                    [inbox.origin, form],
+                )
+                assert all(attempt.endswith(" refused") for attempt in attempts), attempts
+                page.goto(other + "/from-the-inbox-tab")  # the inbox's own tab goes there too
+                page.get_by_text("hello").wait_for(timeout=SECONDS)
+                tab.close()
+            assert {path for path, _ in received} >= {"/index.html", "/from-the-inbox-tab"}
+            for path, headers in received:
+                assert "cookie" not in headers, (path, headers)
+                assert "authorization" not in headers, (path, headers)
+                assert inbox.token not in path
+                assert all(inbox.token not in value for value in headers.values()), (path, headers)
+            # Whoever read those requests replays them at the inbox: nothing is read, nothing is answered.
+            for _, headers in received:
+                replayed = {name: value for name, value in headers.items() if name != "host"}
+                for path in _data_paths("agent-1"):
+                    status, _, body = inbox.request("GET", path, authorization=None, headers=replayed)
+                    assert status == 401, path
+                    assert "rm -rf build" not in body
+                status, _ = inbox.answer(form, authorization=None, headers=replayed)
+                assert status == 401
+            assert queue.is_pending(1)
+        finally:
+            store.close()
+
+    def test_a_tab_without_the_token_shows_one_line(
+        self, inbox: InboxServer, browser: Any, store_path: Path
+    ) -> None:
+        """A second tab opened at the plain address shows only the line saying to open the printed address;
+        a tab given a wrong token says the inbox refused it; the printed address pasted into either opens
+        the inbox there; the first tab keeps its token when reloaded and when following a link."""
+        store = SqliteStore(store_path)
+        try:
+            ApprovalQueue(store=store, session="agent-1").submit(
+                tool_call_id="a", tool_name="Bash", args={"command": "make deploy"}
+            )
+            first = browser.new_page()
+            first.goto(inbox.url)
+            _card(first, 1, "agent-1").wait_for(timeout=SECONDS)
+            second = browser.new_page()
+            second.goto(inbox.origin + "/")
+            second.locator("#no-token").wait_for(timeout=SECONDS)
+            assert second.locator("body").inner_text().strip() == NO_TOKEN
+            assert second.locator("#inbox").inner_html() == ""
+            third = browser.new_page()
+            third.goto(inbox.origin + "/?view=history#token=wrong")
+            third.locator("#token-refused").wait_for(timeout=SECONDS)
+            assert third.locator("body").inner_text().strip() == TOKEN_REFUSED
+            assert third.url == inbox.origin + "/?view=history"  # the wrong token left the address too
+            assert third.evaluate("sessionStorage.length") == 0  # and the tab: it keeps no token refused
+            for tab in (second, third):  # the printed address, pasted into either: only its fragment changes
+                tab.goto(inbox.url)
+                _card(tab, 1, "agent-1").wait_for(timeout=SECONDS)
+                assert tab.locator(".alone:visible").count() == 0
+                assert inbox.token not in tab.url
+            first.reload()
+            _card(first, 1, "agent-1").wait_for(timeout=SECONDS)
+            first.get_by_role("link", name="History").click()  # a link keeps the tab's token
+            first.locator("#history").wait_for(timeout=SECONDS)
+            first.locator("#live.on").wait_for(timeout=SECONDS)
         finally:
             store.close()
 
@@ -380,6 +536,54 @@ def shared_inbox(shared_store_path: Path) -> Iterator[InboxServer]:
         server.stop()
 
 
+Credentials = Callable[[str, int], dict[str, str]]
+"""The headers a client sends, given the inbox's real token and port."""
+
+# What a client holding (or guessing at) the token might send instead of the page's exact header: each one,
+# with or without the token in the address's query too, must read nothing and answer nothing.
+_NOT_THE_HEADER: list[tuple[str, Credentials]] = [
+    ("nothing", lambda token, port: {}),
+    ("wrong-token", lambda token, port: {"Authorization": "Bearer wrong"}),
+    ("empty-token", lambda token, port: {"Authorization": "Bearer "}),
+    ("bare-scheme", lambda token, port: {"Authorization": "Bearer"}),
+    ("no-scheme", lambda token, port: {"Authorization": token}),
+    ("basic-scheme", lambda token, port: {"Authorization": f"Basic {token}"}),
+    ("two-spaces", lambda token, port: {"Authorization": f"Bearer  {token}"}),
+    ("token-cut-short", lambda token, port: {"Authorization": f"Bearer {token[:-1]}"}),
+    ("token-and-more", lambda token, port: {"Authorization": f"Bearer {token}x"}),
+    ("token-twice", lambda token, port: {"Authorization": f"Bearer {token} {token}"}),
+    ("old-cookie", lambda token, port: {"Cookie": f"ask_permissions_inbox_{port}={token}"}),
+    ("any-cookie", lambda token, port: {"Cookie": f"token={token}; inbox={token}"}),
+    ("other-header", lambda token, port: {"X-Inbox-Token": token, "X-Auth-Token": token}),
+    ("proxy-header", lambda token, port: {"Proxy-Authorization": f"Bearer {token}"}),
+    ("referer", lambda token, port: {"Referer": f"http://127.0.0.1:{port}/#token={token}"}),
+]
+
+
+def _the_header(token: str, port: int) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+NOT_THE_HEADER = [
+    *(pytest.param(sends, False, id=name) for name, sends in _NOT_THE_HEADER),
+    # The real header does not help a request that also holds the token in its address's query.
+    *(
+        pytest.param(sends, True, id=f"{name}-and-query")
+        for name, sends in [*_NOT_THE_HEADER, ("the-header", _the_header)]
+    ),
+]
+
+
+def _data_paths(session: str) -> list[str]:
+    """Every route that reads something of the store (the event stream last: with the token it never ends)."""
+    return ["/view", "/fragment", f"/action?session={quote(session)}&id=1", "/view?view=history", "/events"]
+
+
+def _with_token(path: str, token: str) -> str:
+    """``path`` with the token in its query, as the old address carried it."""
+    return f"{path}{'&' if '?' in path else '?'}token={token}"
+
+
 class TestBadInput:
     """Over HTTP: a missing or wrong token, a resolved id, bad edits, a foreign site, two people at once."""
 
@@ -402,42 +606,66 @@ class TestBadInput:
         finally:
             store.close()
 
-    @pytest.mark.parametrize(
-        "cookie", [None, "ask_permissions_inbox_1=nope", "wrong"], ids=["missing", "other-port", "wrong"]
-    )
-    def test_without_the_token_nothing_is_read_or_changed(
-        self, inbox: InboxServer, queue: ApprovalQueue, cookie: str | None
+    @pytest.mark.parametrize(("sends", "query"), NOT_THE_HEADER)
+    def test_without_the_header_nothing_is_read_or_changed(
+        self, inbox: InboxServer, queue: ApprovalQueue, sends: Credentials, query: bool
     ) -> None:
-        """Every route answers 401 without the token; an answer posted without it changes nothing."""
-        sent = cookie if cookie != "wrong" else f"ask_permissions_inbox_{inbox.port}=wrong"
-        for path in (
-            "/",
-            "/fragment",
-            "/events",
-            f"/action?session={quote(queue.session)}&id=1",
-            "/static/inbox.js",
-            "/?token=wrong",
-        ):
-            status, _, body = inbox.request("GET", path, cookie=sent)
-            assert status == 401, path
-            assert "ls" not in body
+        """Every data route answers 401 unless the request holds the token in its Authorization header,
+        exactly, and no token in its address; an answer posted otherwise changes nothing."""
+        headers = sends(inbox.token, inbox.port)
         form = {**inbox.card_form(queue.session, 1), "decision": "approve", "scope": "once"}
-        status, _ = inbox.answer(form, cookie=sent)
+        for path in (
+            _with_token(path, inbox.token) if query else path for path in _data_paths(queue.session)
+        ):
+            status, replied, body = inbox.request("GET", path, authorization=None, headers=headers)
+            assert status == 401, path
+            assert body.startswith("401: this inbox"), path  # and nothing else: no card, no action
+            assert replied["www-authenticate"] == 'Bearer realm="ask-permissions inbox"'
+        answer = _with_token("/answer", inbox.token) if query else "/answer"
+        status, _, body = inbox.request("POST", answer, form=form, authorization=None, headers=headers)
         assert status == 401
+        assert body.startswith("401: this inbox")
         assert queue.is_pending(1)
 
-    def test_the_token_in_the_address_sets_a_cookie(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
-        """The printed address redirects to the page without the token, setting a strict, HTTP-only cookie."""
-        status, headers, _ = inbox.request("GET", "/?" + inbox.url.split("?", 1)[1], cookie=None)
-        assert (status, headers["location"]) == (303, "/")
-        cookie = headers["set-cookie"]
-        assert cookie.startswith(f"ask_permissions_inbox_{inbox.port}={inbox.token};")
-        assert "HttpOnly" in cookie
-        assert "SameSite=strict" in cookie
-        status, headers, body = inbox.request("GET", "/")
+    def test_the_token_in_an_address_query_is_refused(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """The old address (``/?token=``) is 401 saying where the token goes now, on the page and its assets
+        too: a token is never taken from an address, which logs and history keep."""
+        for path in (_with_token(path, inbox.token) for path in ("/", "/?view=history", "/static/inbox.js")):
+            status, headers, body = inbox.request("GET", path, authorization=None)
+            assert status == 401, path
+            assert "does not take its token from an address's query (?token=)" in body
+            assert "(#token=)" in body
+            assert "set-cookie" not in headers
+
+    def test_the_page_itself_holds_nothing(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
+        """GET / needs no token and holds nothing of the store: one fixed page whatever the address asks
+        and whoever asks, saying it needs JavaScript; its assets too; no response sets a cookie."""
+        status, headers, shell = inbox.request("GET", "/", authorization=None)
         assert status == 200
+        assert "set-cookie" not in headers
         assert "script-src 'self'" in headers["content-security-policy"]
-        assert 'src="/static/inbox.js' in body
+        assert f'<noscript><p class="alone">{NEEDS_SCRIPT}</p></noscript>' in shell
+        assert 'src="/static/inbox.js' in shell
+        assert html.escape(queue.session) not in shell
+        assert "command" not in shell
+        assert "ann" not in shell  # not even who answers here
+        for path in ("/?view=history", f"/?view=pending&session={quote(queue.session)}&tool=Bash"):
+            for authorization in (None, ""):  # without the token, and with it
+                status, headers, body = inbox.request("GET", path, authorization=authorization)
+                assert (status, body) == (200, shell), path
+                assert "set-cookie" not in headers
+        for asset, media in (("inbox.js", "text/javascript"), ("inbox.css", "text/css")):
+            status, headers, body = inbox.request("GET", f"/static/{asset}", authorization=None)
+            assert status == 200
+            assert headers["content-type"].startswith(media)
+            assert "set-cookie" not in headers
+        status, _, body = inbox.request("GET", "/static/secret.txt", authorization=None)
+        assert status == 404
+        for path in _data_paths(queue.session)[:2]:  # with the header, the data, and still no cookie
+            status, headers, body = inbox.request("GET", path)
+            assert status == 200
+            assert html.escape(queue.session) in body
+            assert "set-cookie" not in headers
 
     def test_an_answer_from_another_site_is_refused(self, inbox: InboxServer, queue: ApprovalQueue) -> None:
         """A POST with another site's Origin, or without the page's csrf field, is 403 and changes nothing."""
@@ -609,7 +837,9 @@ class TestCommand:
         connection = http.client.HTTPConnection(server.host, server.port, timeout=60)
         try:
             connection.request(
-                "GET", "/events", headers={"Cookie": server.cookie, "Host": f"{server.host}:{server.port}"}
+                "GET",
+                "/events",
+                headers={"Authorization": server.authorization, "Host": f"{server.host}:{server.port}"},
             )
             events = connection.getresponse()
             assert events.status == 200

@@ -25,8 +25,9 @@ def add_inbox_parser(commands: argparse._SubParsersAction[Any]) -> None:
         help="a web page to answer the pending actions of a store (extra [inbox])",
         description="Serve a web page over the store: every pending action of every session, live, with "
         "Approve, Reject and Edit, and the history of answers. The first line printed is the page's address "
-        "with a one-time token; open it in a browser. Exit status 0 when stopped (Ctrl-C), 2 for bad input "
-        "(no store, a port in use, the extra not installed).",
+        "with a one-time token after # (the page's script sends it as a header; no cookie carries it to the "
+        "other servers of the machine); open it in a browser. Exit status 0 when stopped (Ctrl-C), 2 for "
+        "bad input (no store, a port in use, the extra not installed).",
     )
     parser.add_argument(
         "--store",

@@ -1,16 +1,24 @@
 """The web inbox's application: a Starlette app over a store (extra ``[inbox]``).
 
-Every request carries the inbox's token: ``?token=`` on the first visit (which sets a cookie and redirects to
-the same address without it), the cookie after. Without it: 401, and nothing is read or changed. Answers are
-POSTs that also carry a form field only the page knows (``csrf``) and, when the browser sends one, an
-``Origin`` of this very server: a page of another site cannot answer. Assets come from the package only, and
-the Content-Security-Policy says so to the browser.
+Every request that reads or changes anything carries the inbox's token in ``Authorization: Bearer ...``,
+compared in constant time; without it: 401, and nothing is read or changed. No cookie is ever set or read: a
+browser sends a host's cookies to every port of that host (RFC 6265), so a cookie holding the token would
+reach every other server on 127.0.0.1, a development server an agent started included. The printed address
+carries the token in its fragment (``#token=``), which a browser sends to no server; the page's script keeps
+it in the tab (``sessionStorage``: this origin, this tab) and sends the header. A token in an address's query
+(``?token=``) is refused on every route: an address lands in logs and history.
 
-``GET /`` (the page: ``view=pending|history``, ``session=``, ``tool=``), ``GET /fragment`` (the same list
-alone, for the live updates), ``GET /events`` (server-sent events: ``changed`` whenever any process changes
-the store), ``GET /action?session=&id=`` (one action as JSON), ``POST /answer`` (``session``, ``id``,
-``decision`` ``approve|reject``, ``scope``, ``arguments``, ``feedback``, ``digest``, ``csrf``), and
-``GET /static/...``.
+The page's shell (``GET /``) and its assets (``GET /static/...``) hold nothing of the store and are served to
+anyone; the script fetches the rest with the token. Answers are POSTs that also carry a form field only the
+page knows (``csrf``) and, when the browser sends one, an ``Origin`` of this very server (defence in depth:
+the header alone already keeps other sites out). Assets come from the package only, and the
+Content-Security-Policy says so to the browser.
+
+With the token: ``GET /view`` (the page's content: ``view=pending|history``, ``session=``, ``tool=``),
+``GET /fragment`` (the same list alone, for the live updates), ``GET /events`` (server-sent events, read with
+``fetch``: ``changed`` whenever any process changes the store), ``GET /action?session=&id=`` (one action as
+JSON), ``POST /answer`` (``session``, ``id``, ``decision`` ``approve|reject``, ``scope``, ``arguments``,
+``feedback``, ``digest``, ``csrf``; the reply is JSON).
 """
 
 from __future__ import annotations
@@ -24,12 +32,11 @@ import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from importlib import resources
 from typing import Any, Final, final
-from urllib.parse import urlencode
 
 from starlette.applications import Starlette
 from starlette.datastructures import FormData
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response, StreamingResponse
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
 from ask_permissions._errors import ResolutionNotRecordedError, StoreUnavailableError
@@ -48,12 +55,13 @@ from ._answers import (
     runs_edits,
     scope_refusal,
 )
-from ._page import Card, Filters, render_history, render_page, render_pending
+from ._page import Card, Filters, render_history, render_pending, render_shell, render_view
 
-__all__ = ["COOKIE_PREFIX", "inbox_app"]
+__all__ = ["AUTH_SCHEME", "inbox_app"]
 
-COOKIE_PREFIX: Final = "ask_permissions_inbox_"
-"""The cookie's name is this and the server's port: cookies are not kept apart by port."""
+AUTH_SCHEME: Final = "Bearer"
+"""Requests carry the token as ``Authorization: Bearer TOKEN`` (RFC 6750): a header only the page's script
+sends, never a browser on its own."""
 HISTORY_LIMIT: Final = 200
 _KEEPALIVE: Final = 15.0  # seconds between two comments on a quiet event stream
 _ASSETS: Final = {"inbox.css": "text/css; charset=utf-8", "inbox.js": "text/javascript; charset=utf-8"}
@@ -65,6 +73,15 @@ _HEADERS: Final = {
     "Cache-Control": "no-store",
     "X-Frame-Options": "DENY",
 }
+_SHELL: Final = render_shell()
+_NO_TOKEN: Final = (
+    "401: this inbox needs its token: open the address it printed when it started (the token follows "
+    "#token=); the page sends it as Authorization: Bearer"
+)
+_TOKEN_IN_QUERY: Final = (
+    "401: this inbox does not take its token from an address's query (?token=), which logs and history "
+    "keep: open the address it printed when it started, which carries the token after # (#token=)"
+)
 _FEEDBACK_LIMIT: Final = 2000
 _ARGUMENTS_LIMIT: Final = 1_000_000  # characters of edited JSON a person may send
 
@@ -147,14 +164,14 @@ class _Changes:
 
 
 def inbox_app(
-    store: ApprovalStore, *, token: str, user: str, port: int, store_url: str
+    store: ApprovalStore, *, token: str, user: str, store_url: str
 ) -> tuple[Starlette, Callable[[], None]]:
     """The inbox's app over ``store``: answers are given as ``user``; ``token`` guards every request.
 
     Returns the app, and what the server calls, on the app's loop, when it begins to stop: it ends the
     event streams (a server waits for its open responses to finish before it stops).
     """
-    inbox = _Inbox(store, token=token, user=user, port=port, store_url=store_url)
+    inbox = _Inbox(store, token=token, user=user, store_url=store_url)
 
     @contextlib.asynccontextmanager
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
@@ -165,12 +182,13 @@ def inbox_app(
             inbox.changes.stop()
 
     routes = [
-        Route("/", inbox.guarded(inbox.page)),
+        Route("/", inbox.public(inbox.shell)),
+        Route("/static/{name}", inbox.public(inbox.asset)),
+        Route("/view", inbox.guarded(inbox.view)),
         Route("/fragment", inbox.guarded(inbox.fragment)),
         Route("/events", inbox.guarded(inbox.events)),
         Route("/action", inbox.guarded(inbox.action)),
         Route("/answer", inbox.guarded(inbox.answer), methods=["POST"]),
-        Route("/static/{name}", inbox.guarded(inbox.asset)),
     ]
     return Starlette(routes=routes, lifespan=lifespan), inbox.changes.end
 
@@ -182,11 +200,10 @@ Handler = Callable[[Request], Awaitable[Response]]
 class _Inbox:
     """The app's state and handlers."""
 
-    def __init__(self, store: ApprovalStore, *, token: str, user: str, port: int, store_url: str) -> None:
+    def __init__(self, store: ApprovalStore, *, token: str, user: str, store_url: str) -> None:
         self.store = store
         self.token = token
         self.user = user
-        self.cookie = f"{COOKIE_PREFIX}{port}"
         self.csrf = hmac.new(token.encode(), b"csrf", hashlib.sha256).hexdigest()
         self.store_label = describe_url(store_url)
         self.changes = _Changes(store)
@@ -195,30 +212,38 @@ class _Inbox:
 
     # -- the guard -------------------------------------------------------------------------------------------
 
+    def public(self, handler: Handler) -> Handler:
+        """A route any tab may read: it holds nothing of the store (the page's shell, its assets)."""
+
+        async def serve(request: Request) -> Response:
+            if "token" in request.query_params:
+                return _secured(_refused(_TOKEN_IN_QUERY))
+            return _secured(await handler(request))
+
+        return serve
+
     def guarded(self, handler: Handler) -> Handler:
+        """A route that reads or changes something: only with the token in the ``Authorization`` header."""
+
         async def guard(request: Request) -> Response:
-            given = request.query_params.get("token")
-            if given is not None and _same(given, self.token):
-                # The first visit: keep the token in a cookie, and take it out of the address bar.
-                kept = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
-                target = request.url.path + (f"?{urlencode(kept)}" if kept else "")
-                response: Response = RedirectResponse(target, status_code=303)
-                response.set_cookie(self.cookie, self.token, httponly=True, samesite="strict", path="/")
-                return _secured(response)
-            if not _same(request.cookies.get(self.cookie, ""), self.token):
-                return _secured(
-                    Response(
-                        "401: this inbox needs its token: open the address it printed when it started",
-                        status_code=401,
-                        media_type="text/plain",
-                    )
-                )
+            if "token" in request.query_params:
+                return _secured(_refused(_TOKEN_IN_QUERY))
+            if not self._authorized(request):
+                return _secured(_refused(_NO_TOKEN))
             try:
                 return _secured(await handler(request))
             except StoreUnavailableError as error:
-                return _secured(self._reply(request, 503, f"503: {_unavailable(error)}"))
+                return _secured(_reply(503, f"503: {_unavailable(error)}"))
 
         return guard
+
+    def _authorized(self, request: Request) -> bool:
+        given = request.headers.getlist("authorization")
+        if len(given) != 1:  # none, or two (which one would count?)
+            return False
+        scheme, _, credentials = given[0].partition(" ")
+        # The scheme is case-insensitive (RFC 9110); the token is compared in constant time.
+        return scheme.lower() == AUTH_SCHEME.lower() and _same(credentials, self.token)
 
     # -- reading ---------------------------------------------------------------------------------------------
 
@@ -270,13 +295,16 @@ class _Inbox:
             return render_history(resolved), len(cards), every
         return render_pending(cards, self.csrf), len(cards), every
 
-    async def page(self, request: Request) -> Response:
+    async def shell(self, _: Request) -> Response:
+        return HTMLResponse(_SHELL)
+
+    async def view(self, request: Request) -> Response:
         filters = self._filters(request)
         body, count, every = await asyncio.to_thread(self._render_body, filters)
         sessions = await asyncio.to_thread(self.store.sessions)
         tools = sorted({action.tool_name for _, action in every})
         return HTMLResponse(
-            render_page(
+            render_view(
                 body=body,
                 filters=filters,
                 sessions=sessions,
@@ -284,7 +312,6 @@ class _Inbox:
                 pending_count=count,
                 user=self.user,
                 store=self.store_label,
-                notice=request.query_params.get("notice"),
             )
         )
 
@@ -334,14 +361,14 @@ class _Inbox:
     async def answer(self, request: Request) -> Response:
         origin = request.headers.get("origin")
         if origin is not None and origin != f"{request.url.scheme}://{request.url.netloc}":
-            return self._reply(request, 403, f"403: a page of {origin} may not answer here")
+            return _reply(403, f"403: a page of {origin} may not answer here")
         form = await request.form()
         if not _same(str(form.get("csrf", "")), self.csrf):
-            return self._reply(request, 403, "403: this form did not come from the inbox's page; reload it")
+            return _reply(403, "403: this form did not come from the inbox's page; reload it")
         status, message, data = await asyncio.to_thread(self._answer, form)
         if status == 200:
             self.changes.bump()
-        return self._reply(request, status, message, data)
+        return _reply(status, message, data)
 
     def _answer(self, form: FormData) -> tuple[int, str, dict[str, Any] | None]:
         """Check the answer whole, then give it: (HTTP status, what the person reads, the action now)."""
@@ -401,15 +428,19 @@ class _Inbox:
             )
         return 200, _resolved_text(done[0]), _action_data(session, done[0])
 
-    def _reply(
-        self, request: Request, status: int, message: str, data: dict[str, Any] | None = None
-    ) -> Response:
-        if request.headers.get("x-requested-with") == "fetch":
-            return JSONResponse({"ok": status == 200, "message": message, "action": data}, status_code=status)
-        if status in (401, 403, 503):
-            return Response(message, status_code=status, media_type="text/plain")
-        # A form posted without the page's script: back to the page, saying what happened.
-        return RedirectResponse("/?" + urlencode({"notice": message}), status_code=303)
+
+def _reply(status: int, message: str, data: dict[str, Any] | None = None) -> Response:
+    """A reply the page's script reads, as JSON: what the person reads, and the action as it is now."""
+    return JSONResponse({"ok": status == 200, "message": message, "action": data}, status_code=status)
+
+
+def _refused(message: str) -> Response:
+    return Response(
+        message,
+        status_code=401,
+        media_type="text/plain",
+        headers={"WWW-Authenticate": f'{AUTH_SCHEME} realm="ask-permissions inbox"'},
+    )
 
 
 def _same(given: str, expected: str) -> bool:

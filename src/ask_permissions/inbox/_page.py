@@ -1,4 +1,5 @@
-"""The web inbox's HTML, rendered on the server: the page, the pending actions, the history.
+"""The web inbox's HTML, rendered on the server: the page's shell (served to anyone, holding nothing of the
+store), the view its script fetches with the token, the pending actions, the history.
 
 Everything a model or a host wrote is escaped for HTML and shown visibly: control and formatting characters
 (an ANSI escape, a bidi override that would reorder a command on screen, NUL) appear as their escapes
@@ -22,21 +23,37 @@ from ask_permissions.typing import ResolutionScope
 
 __all__ = [
     "FOLD_AT",
+    "NEEDS_SCRIPT",
+    "NO_TOKEN",
+    "TOKEN_REFUSED",
     "Card",
     "Filters",
     "action_key",
     "json_visible",
     "render_history",
-    "render_page",
     "render_pending",
+    "render_shell",
+    "render_view",
     "visible",
 ]
 
 FOLD_AT: Final = 240
 """Characters of a string value shown before it folds (one click shows it whole)."""
 _FOLDED_SHOWN: Final = 160
-_STYLE_VERSION: Final = "1"
+_STYLE_VERSION: Final = "2"
 _EMPTY: Final = '<p class="empty">Nothing waits for an answer.</p>'
+NEEDS_SCRIPT: Final = (
+    "This inbox needs JavaScript: its page keeps the token in this tab and sends it with each request, "
+    "so that no cookie carries it to the other servers of this machine."
+)
+NO_TOKEN: Final = (
+    "This tab holds no token for the inbox: open the address ask-permissions inbox printed when it "
+    "started (it ends in #token=…)."
+)
+TOKEN_REFUSED: Final = (
+    "The inbox refused this tab's token (was it started again?): open the address it printed when it "
+    "started (it ends in #token=…)."
+)
 
 
 @final
@@ -283,7 +300,30 @@ def _select(name: str, label: str, chosen: str | None, values: Iterable[str]) ->
     return f'<label>{label}<select name="{name}">{"".join(options)}</select></label>'
 
 
-def render_page(
+def render_shell() -> str:
+    """What ``GET /`` serves to anyone: the assets and the fixed lines, and nothing read from the store.
+
+    The page's script takes the token from the address's fragment, keeps it in this tab and fetches the
+    view with it (``render_view``). Without a script, or in a tab that holds no token, only a fixed line
+    shows, saying what to do.
+    """
+    return (
+        "<!doctype html>"
+        '<html lang="en"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        "<title>ask-permissions inbox</title>"
+        f'<link rel="stylesheet" href="/static/inbox.css?v={_STYLE_VERSION}">'
+        f'<script src="/static/inbox.js?v={_STYLE_VERSION}" defer></script>'
+        "</head><body>"
+        f'<noscript><p class="alone">{NEEDS_SCRIPT}</p></noscript>'
+        f'<p class="alone" id="no-token" hidden>{NO_TOKEN}</p>'
+        f'<p class="alone" id="token-refused" hidden>{TOKEN_REFUSED}</p>'
+        '<div id="inbox"></div>'
+        "</body></html>"
+    )
+
+
+def render_view(
     *,
     body: str,
     filters: Filters,
@@ -292,22 +332,14 @@ def render_page(
     pending_count: int,
     user: str,
     store: str,
-    notice: str | None = None,
 ) -> str:
-    """The whole page: header, views, filters, the list (``body``), and the assets (all from this server)."""
+    """What the page's script puts in the page (``GET /view``, with the token): header, views, filters and
+    the list (``body``)."""
     pending_link = html.escape(filters.query(view="pending"))
     history_link = html.escape(filters.query(view="history"))
     current = ' aria-current="page"'
-    note = f'<p class="notice page-notice" role="status">{visible(notice)}</p>' if notice else ""
     return (
-        "<!doctype html>"
-        '<html lang="en"><head><meta charset="utf-8">'
-        '<meta name="viewport" content="width=device-width, initial-scale=1">'
-        "<title>ask-permissions inbox</title>"
-        f'<link rel="stylesheet" href="/static/inbox.css?v={_STYLE_VERSION}">'
-        f'<script src="/static/inbox.js?v={_STYLE_VERSION}" defer></script>'
-        "</head>"
-        f'<body data-view="{html.escape(filters.view)}">'
+        f'<div id="view" data-view="{html.escape(filters.view)}">'
         '<header class="top"><h1>ask-permissions inbox</h1>'
         f'<p class="who">answering as <strong>{visible(user)}</strong> · '
         f"store <code>{visible(store)}</code></p>"
@@ -323,6 +355,5 @@ def render_page(
         '<button type="submit">Filter</button>'
         '<span class="live" id="live" role="status">connecting…</span>'
         "</form></header>"
-        f"<main>{note}{body}</main>"
-        "</body></html>"
+        f"<main>{body}</main></div>"
     )

@@ -16,9 +16,13 @@ __all__ = ["inbox_url", "serve_inbox"]
 
 
 def inbox_url(host: str, port: int, token: str) -> str:
-    """The address a person opens: ``http://HOST:PORT/?token=...`` (an IPv6 host in brackets)."""
+    """The address a person opens: ``http://HOST:PORT/#token=...`` (an IPv6 host in brackets).
+
+    The token is in the fragment, which a browser never sends to a server (nor keeps in a ``Referer``):
+    the page's script reads it there.
+    """
     shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}/?token={token}"
+    return f"http://{shown}:{port}/#token={token}"
 
 
 def _is_loopback(host: str) -> bool:
@@ -69,7 +73,7 @@ def serve_inbox(
             listener.listen(64)
             bound = listener.getsockname()[1]
             token = secrets.token_urlsafe(32)
-            app, stopping = inbox_app(store, token=token, user=user, port=bound, store_url=store_url)
+            app, stopping = inbox_app(store, token=token, user=user, store_url=store_url)
             print(inbox_url(host, bound, token), file=out, flush=True)
             if not _is_loopback(host):
                 print(

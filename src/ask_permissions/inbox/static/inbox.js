@@ -5,6 +5,65 @@
 (function () {
   const pendingCount = () => document.getElementById("pending-count");
 
+  // -- the token -----------------------------------------------------------------------------------------
+
+  // The printed address carries the token in its fragment, which the browser sends to no server. It is kept
+  // in this tab's sessionStorage (this origin, so this port, and this tab only: never a cookie, which the
+  // browser would send to every server of the host), taken out of the address bar before anything is
+  // fetched, and sent as a header that only this script sets.
+  const TOKEN_KEY = "ask-permissions-inbox-token";
+  let stopped = false;
+
+  function takeToken() {
+    const given = new URLSearchParams(window.location.hash.slice(1)).get("token");
+    if (given !== null) {
+      history.replaceState(null, "", window.location.pathname + window.location.search);
+    }
+    try {
+      if (given) {
+        sessionStorage.setItem(TOKEN_KEY, given);
+      }
+      return sessionStorage.getItem(TOKEN_KEY) || given;
+    } catch (error) {
+      return given; // no storage in this tab: the token serves this page only
+    }
+  }
+
+  const token = takeToken();
+
+  // The printed address pasted into a tab already at this page changes only its fragment, which loads
+  // nothing: keep the new token and load the page with it.
+  window.addEventListener("hashchange", function () {
+    if (new URLSearchParams(window.location.hash.slice(1)).get("token") !== null) {
+      takeToken();
+      window.location.reload();
+    }
+  });
+
+  function send(path, options) {
+    const init = Object.assign({}, options || {});
+    init.headers = Object.assign({ Authorization: "Bearer " + token }, init.headers || {});
+    init.credentials = "omit";
+    init.cache = "no-store";
+    return fetch(path, init);
+  }
+
+  // Only a fixed line shows: no token in this tab, or the inbox refused it (it was started again).
+  function showOnly(id) {
+    stopped = true;
+    document.getElementById("inbox").replaceChildren();
+    document.getElementById(id).hidden = false;
+  }
+
+  function refused() {
+    try {
+      sessionStorage.removeItem(TOKEN_KEY);
+    } catch (error) {
+      // nothing kept
+    }
+    showOnly("token-refused");
+  }
+
   // -- what a card lets its person do --------------------------------------------------------------------
 
   function editorOpen(card) {
@@ -95,12 +154,11 @@
     notice.textContent = "sending…";
     let reply;
     try {
-      const response = await fetch("/answer", {
-        method: "POST",
-        body: new URLSearchParams(body),
-        headers: { "X-Requested-With": "fetch" },
-        credentials: "same-origin",
-      });
+      const response = await send("/answer", { method: "POST", body: new URLSearchParams(body) });
+      if (response.status === 401) {
+        refused();
+        return;
+      }
       const text = await response.text();
       try {
         reply = JSON.parse(text);
@@ -162,7 +220,11 @@
     const query = new URLSearchParams({ id: key.slice(0, at), session: key.slice(at + 1) });
     let message = "answered elsewhere";
     try {
-      const response = await fetch("/action?" + query, { credentials: "same-origin" });
+      const response = await send("/action?" + query);
+      if (response.status === 401) {
+        refused();
+        return;
+      }
       const data = await response.json();
       if (data.status) {
         message = "already " + data.status + (data.decided_by ? " by " + data.decided_by : "") + "; your answer was not given";
@@ -224,8 +286,12 @@
     try {
       do {
         again = false;
-        const response = await fetch("/fragment" + window.location.search, { credentials: "same-origin" });
-        if (!response.ok) {
+        const response = await send("/fragment" + window.location.search);
+        if (response.status === 401) {
+          refused();
+          break;
+        }
+        if (!response.ok || stopped) {
           break;
         }
         const count = response.headers.get("X-Pending-Count");
@@ -233,7 +299,7 @@
           pendingCount().textContent = count;
         }
         const fresh = new DOMParser().parseFromString(await response.text(), "text/html");
-        if (document.body.dataset.view === "history") {
+        if (document.getElementById("view").dataset.view === "history") {
           const history = document.getElementById("history");
           const replacement = fresh.getElementById("history");
           if (history !== null && replacement !== null) {
@@ -248,22 +314,105 @@
     }
   }
 
-  function listen() {
+  function showLive(on) {
     const live = document.getElementById("live");
-    const events = new EventSource("/events");
-    events.addEventListener("open", function () {
-      live.textContent = "live";
-      live.classList.add("on");
-      refresh(); // whatever changed while not listening
-    });
-    events.addEventListener("changed", refresh);
-    events.addEventListener("error", function () {
-      live.textContent = "reconnecting…";
-      live.classList.remove("on");
-    });
+    if (live !== null) {
+      live.textContent = on ? "live" : "reconnecting…";
+      live.classList.toggle("on", on);
+    }
   }
 
-  document.addEventListener("DOMContentLoaded", function () {
+  const RECONNECT_MS = 1000;
+
+  // EventSource cannot send a header, so the server's events are read with fetch as a stream: an event
+  // ends at a blank line, and only "changed" means anything here (the rest keeps the connection open).
+  async function listen() {
+    while (!stopped) {
+      try {
+        const response = await send("/events");
+        if (response.status === 401) {
+          refused();
+          return;
+        }
+        if (response.ok && response.body !== null) {
+          showLive(true);
+          refresh(); // whatever changed while not listening
+          const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+          let buffer = "";
+          for (;;) {
+            const { value, done } = await reader.read();
+            if (done) {
+              break;
+            }
+            buffer += value.replace(/\r\n?/g, "\n");
+            let end = buffer.indexOf("\n\n");
+            while (end !== -1) {
+              if (buffer.slice(0, end).split("\n").includes("event: changed")) {
+                refresh();
+              }
+              buffer = buffer.slice(end + 2);
+              end = buffer.indexOf("\n\n");
+            }
+          }
+        }
+      } catch (error) {
+        // the stream broke (the inbox stopped, the network went): try again below
+      }
+      showLive(false);
+      await new Promise(function (resolve) { window.setTimeout(resolve, RECONNECT_MS); });
+    }
+  }
+
+  function say(container, message) {
+    const line = document.createElement("p");
+    line.className = "alone";
+    line.textContent = message;
+    container.replaceChildren(line);
+  }
+
+  // The page's content comes with the token; what GET / served holds nothing of the store.
+  async function load() {
+    const inbox = document.getElementById("inbox");
+    let response;
+    let text;
+    try {
+      response = await send("/view" + window.location.search);
+      text = await response.text();
+    } catch (error) {
+      say(inbox, "the inbox could not be reached: " + error + "; reload the page to try again");
+      return false;
+    }
+    if (response.status === 401) {
+      refused();
+      return false;
+    }
+    // An inert template parses the server's HTML (nothing in it runs, nothing loads) and its nodes move into
+    // the page without a copy.
+    const holder = document.createElement("template");
+    holder.innerHTML = text;
+    const view = holder.content.getElementById("view");
+    if (!response.ok || view === null) {
+      let message = text.slice(0, 300);
+      try {
+        message = JSON.parse(text).message || message; // the store could not answer now (503): it says why
+      } catch (error) {
+        // not the inbox's own answer: show what came back
+      }
+      say(inbox, "the inbox answered " + response.status + ": " + message + "; reload the page to try again");
+      return false;
+    }
+    inbox.replaceChildren(view);
+    return true;
+  }
+
+  document.addEventListener("DOMContentLoaded", async function () {
+    if (!token) {
+      showOnly("no-token");
+      return;
+    }
+    if (!(await load())) {
+      return;
+    }
     for (const card of document.querySelectorAll("article.action")) {
       gate(card);
     }
