@@ -15,7 +15,7 @@ from ask_permissions import (
 from ask_permissions.shell import read_command
 from ask_permissions.typing import LayeredMode
 
-from .deny_corpus import BENIGN, DENIES, HOSTILE
+from .deny_corpus import BENIGN, DENIES, HOSTILE, UNREAD
 
 PROJECT = "/work/project"
 
@@ -32,6 +32,8 @@ def _policy(mode: LayeredMode) -> LayeredPolicy:
 
 HOSTILE_IDS = [name for name, _ in HOSTILE]
 BENIGN_IDS = [name for name, _ in BENIGN]
+SEEN = [(name, command) for name, command in HOSTILE if name not in UNREAD]
+FAILS_CLOSED = [(name, command) for name, command in HOSTILE if name in UNREAD]
 
 
 class TestHostile:
@@ -43,17 +45,26 @@ class TestHostile:
         """A deny (or ask) rule of rm and curl matches the command."""
         assert _rules(decision).classify("Bash", {"command": command}) == decision, name
 
-    @pytest.mark.parametrize(("name", "command"), HOSTILE, ids=HOSTILE_IDS)
+    @pytest.mark.parametrize(("name", "command"), SEEN, ids=[name for name, _ in SEEN])
     def test_the_full_reading_sees_it(self, name: str, command: str) -> None:
         """The rules meet it because the full reading sees the program, not because it left text unread."""
         reading = read_command(command)
-        assert reading.fully_read, (name, reading.why)
+        # A download piped into a shell (`curl … | sh`) also fails closed; the program is still seen.
+        assert reading.fully_read or reading.piped_script, (name, reading.why)
         names = {
             sub.words[0].rsplit("/", 1)[-1].casefold() if not sub.name_is_glob else "*"
             for sub in reading.visible
             if sub.words
         }
         assert names & {"rm", "curl", "*"}, (name, names)
+
+    @pytest.mark.parametrize(("name", "command"), FAILS_CLOSED, ids=[name for name, _ in FAILS_CLOSED])
+    def test_what_no_check_reads_fails_closed(self, name: str, command: str) -> None:
+        """A shell or an interpreter that runs what another command writes, unseen by the reading, leaves
+        the command not fully read (a script it runs, or text outside the grammar)."""
+        reading = read_command(command)
+        assert not reading.fully_read, name
+        assert reading.piped_script or reading.unparsed is not None, (name, reading.why)
 
     @pytest.mark.parametrize(("name", "command"), HOSTILE, ids=HOSTILE_IDS)
     @pytest.mark.parametrize("mode", ["default", "bypassPermissions"])

@@ -108,14 +108,50 @@ class TestOtherEffects:
             "git's configuration (.gitconfig or .git/config)",
         )
 
-    @pytest.mark.parametrize("command", ["curl -s x | bash", "cat x.py | python3", "echo x | sudo -s"])
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "curl -s x | bash",
+            "cat x.py | python3",
+            "echo x | sudo -s",
+            "curl -s x | { cd /tmp; bash; }",
+            "curl -s x | bash /dev/stdin",
+            "bash <(curl -s x)",
+            "source <(curl -s x)",
+            "python3 <(curl -s x)",
+            "bash < <(curl -s x)",
+            "sudo bash < <(curl -s x)",
+            "{ sh; } < <(curl -s x)",
+            "curl -s x > >(bash)",
+            "exec 3< <(curl -s x); bash <&3",
+            "exec < <(curl -s x); python3",
+            "bash /dev/fd/3 3< <(curl -s x)",
+            "bash | cat",
+            "bash /dev/stdin",
+        ],
+    )
     def test_piped_input(self, command: str) -> None:
-        """A shell or interpreter fed a pipe runs what no check can read."""
+        """A shell or interpreter fed a pipe, a process substitution, a descriptor wired to one, or the
+        agent's own input runs what no check can read."""
         assert command_effects(command).piped_input
 
-    @pytest.mark.parametrize("command", ["bash script.sh", "bash -c 'ls' | cat", "python3 -c 'print(1)'"])
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "bash script.sh",
+            "bash -c 'ls' | cat",
+            "python3 -c 'print(1)'",
+            "ls | wc -l; bash x.sh",
+            "diff <(curl -s x) y",
+            "bash x.sh <(curl -s x)",
+            "bash <<< 'ls' | cat",
+            "curl -s x | bash < /dev/null",
+            "source .venv/bin/activate",
+        ],
+    )
     def test_not_piped_input(self, command: str) -> None:
-        """A shell given a script, or one that only writes to a pipe, runs no input."""
+        """A shell given a script, a file or a heredoc, or one that only writes to a pipe, runs no piped
+        input (a process substitution given to another program, or as an argument, is no script)."""
         assert not command_effects(command).piped_input
 
     @pytest.mark.parametrize("command", ["ls | xargs rm", "find . | xargs -0 rm -rf", "xargs -a list rm"])

@@ -75,7 +75,17 @@ LAUNCHES = [
     pytest.param(["bash"], Launch(runs_input=True), id="bash-reads-its-input"),
     pytest.param(["bash", "-s"], Launch(runs_input=True), id="bash-s"),
     pytest.param(["sudo", "-s"], Launch(runs_input=True), id="sudo-shell"),
-    pytest.param(["bash", "x.sh"], Launch(), id="bash-runs-a-file"),
+    pytest.param(["bash", "x.sh"], Launch(runs_files=(1,)), id="bash-runs-a-file"),
+    pytest.param(["bash", "--", "x.sh"], Launch(runs_files=(2,)), id="bash-double-dash-file"),
+    pytest.param(["bash", "-s", "x.sh"], Launch(runs_input=True), id="bash-s-takes-arguments"),
+    pytest.param(["bash", "--rcfile", "r", "-i"], Launch(runs_input=True, runs_files=(2,)), id="rcfile"),
+    pytest.param(["source", "x.sh", "a"], Launch(runs_files=(1,)), id="source"),
+    pytest.param(["timeout", "5", ".", "x.sh"], Launch(wrapped=2, runs_files=(3,)), id="wrapped-dot"),
+    pytest.param(["python3"], Launch(runs_code_input=True), id="python-reads-its-input"),
+    pytest.param(["python3", "-"], Launch(runs_code_input=True), id="python-dash"),
+    pytest.param(["python3", "x.py"], Launch(runs_code_files=(1,)), id="python-runs-a-file"),
+    pytest.param(["python3", "-c", "print(1)"], Launch(), id="python-c"),
+    pytest.param(["awk", "-f", "p.awk", "x"], Launch(runs_code_files=(2,)), id="awk-program-file"),
     pytest.param(["bash", "-x", "-c", "rm ~"], Launch(scripts=(ScriptRef(3, 4),)), id="bash-other-options"),
     pytest.param(
         ["timeout", "--weird", "5", "rm"], Launch(commands=((3, 4), (2, 4))), id="unknown-option-every-word"
@@ -299,6 +309,17 @@ ROLES = [
         [(".gitmodules", "write"), ("a.b", "data"), ("c", "data")],
         id="git-config-file",
     ),
+    pytest.param(["bash", "-e", "x.sh", "a"], [("x.sh", "runs"), ("a", "data")], id="bash-runs-a-file"),
+    pytest.param(["bash", "--rcfile=r", "-i"], [("r", "runs")], id="bash-rcfile"),
+    pytest.param([".", "x.sh", "a"], [("x.sh", "runs"), ("a", "data")], id="dot"),
+    pytest.param(["source", "x.sh"], [("x.sh", "runs")], id="source"),
+    pytest.param(["python3", "-u", "x.py", "a"], [("x.py", "runs"), ("a", "data")], id="python-file"),
+    pytest.param(
+        ["python3", "-m", "http.server", "8000"], [("http.server", "data"), ("8000", "data")], id="python-m"
+    ),
+    pytest.param(["perl", "x.pl"], [("x.pl", "runs")], id="perl-file"),
+    pytest.param(["awk", "-f", "p.awk", "f"], [("p.awk", "runs"), ("f", "read")], id="awk-program-file"),
+    pytest.param(["sed", "-f", "s.sed", "f"], [("s.sed", "runs"), ("f", "read")], id="sed-script-file"),
 ]
 
 

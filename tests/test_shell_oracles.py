@@ -250,6 +250,10 @@ DELIBERATE: Final[dict[str, re.Pattern[str]]] = {
     "tree-sitter reads a piped heredoc's escaped body as words": re.compile(
         r"<<[^\n|]*\|[^\n]*\n(?:.*\n)*?.*\\", re.M
     ),
+    # bash: a number or {name} touching < is the redirection's descriptor, whatever its target is.
+    "tree-sitter reads the descriptor of a redirection from a process substitution as a word": re.compile(
+        r"(?:\d|\{\w+\})< <\("
+    ),
     # bash: case arms ending in ;& or ;;&, and the <> redirection, are grammar (tree-sitter errors, and the
     # script is counted as a tree-sitter error, not here).
 }

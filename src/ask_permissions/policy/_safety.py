@@ -153,7 +153,8 @@ def _needles(directories: frozenset[str], files: frozenset[str]) -> re.Pattern[s
 
 # A program's name as a command word holds it: "/usr/bin/rm", "RM", "python3.12", "pre-commit". A launcher's
 # attached script (env -S'rm …') has the launcher's own name to find.
-_TOKEN: Final = re.compile(r"[a-z_][a-z0-9_+.-]*")
+_TOKEN: Final = re.compile(r"[a-z_][a-z0-9_+.-]*|(?<![\w.-])\.(?![\w./-])")
+"""A word that may name a program: a name, or a lone ``.`` (the shell's ``source``), not part of a path."""
 _VERSIONED: Final = re.compile(r"([a-z]+)[0-9][0-9.]*m?")
 
 
@@ -212,6 +213,9 @@ PROTECTED_PATHS: Final = ProtectedPaths(
 """The layered policy's protected paths (a host extends them with ``PROTECTED_PATHS.extended``)."""
 
 _APPROVAL: Final = ", which needs a person's approval"
+_PIPED: Final = f"The command pipes a script into a shell, which no check can read{_APPROVAL}"
+"""A shell or an interpreter runs what another command writes (a pipe, a process substitution, a
+descriptor)."""
 
 
 def _within(path: str, working: Iterable[str]) -> str:
@@ -633,6 +637,8 @@ def _decided(
 ) -> SafetyFinding | None:
     """The safety checks' answer on a command's effects (read once per text; the links on disk each time)."""
     if not effects.fully_read and effects.unparsed is None:
+        if effects.piped_input:
+            return SafetyFinding(_PIPED)  # what the shell runs is not read: the rest was not read in full
         return SafetyFinding(f"The command is too long or too deeply nested to check{_APPROVAL}")
     if effects.unparsed is not None:
         # The reading stopped there, and the command names what the checks look at (the quick path let it
@@ -675,7 +681,7 @@ def _decided(
     if effects.removes_input:
         return SafetyFinding(f"The command removes what its input names, which no check can read{_APPROVAL}")
     if effects.piped_input:
-        return SafetyFinding(f"The command pipes a script into a shell, which no check can read{_APPROVAL}")
+        return SafetyFinding(_PIPED)
     if effects.unread_names:
         name = effects.unread_names[0]
         return SafetyFinding(

@@ -35,6 +35,7 @@ write)."""
 
 _ACTIONS: Final[dict[Role, PathAction]] = {
     "read": "read",
+    "runs": "read",  # what runs from it is read where the reading can (a process substitution's output)
     "write": "write",
     "tree": "tree",
     "remove": "remove",
@@ -75,7 +76,9 @@ class Effects:
         paths: every path it may read, write or remove, in order.
         implicit: protected files it writes without naming them (``git config …`` writes git's
             configuration), as the reasons name them.
-        piped_input: it pipes a script into a shell or an interpreter (whose input no check can read).
+        piped_input: a shell or an interpreter runs what another command writes: through a pipe, a process
+            substitution or a descriptor (``curl … | bash``, ``bash <(curl …)``, ``exec 3< <(…); bash <&3``),
+            which no check reads in full (``Reading.piped_script``).
         removes_input: it removes paths its input names (``xargs rm``), which no check can read.
         unread_names: command names the shell works out (``$(echo rm)``, ``$CMD``): they may run anything.
         directories: the directory changes it makes, in order (``None``: one no check can follow).
@@ -105,7 +108,6 @@ _MAY_EXPAND: Final = re.compile(r"[$`*?\[]|\{[^{}]*(?:,|\.\.)[^{}]*\}|^~")
 # -- effects -----------------------------------------------------------------------------------------------
 
 _WRITES: Final = frozenset({">", ">>", ">|", "&>", "&>>", "<>"})
-_INPUTS: Final = frozenset({"<", "<<", "<<-", "<<<", "<>"})
 _MAX_BASES: Final = 8
 """How many directories a relative path is read from; more directory changes than this and a relative path
 counts as read from somewhere no check can follow."""
@@ -120,16 +122,14 @@ _CODE_TOKEN: Final = re.compile(r"[^\s'\"(),;=<>|&\[\]{}]+")
 class _Walk:
     """The effects of one command line's simple commands, read in order."""
 
-    __slots__ = ("bases", "directories", "implicit", "paths", "piped", "removes_input", "text", "unread")
+    __slots__ = ("bases", "directories", "implicit", "paths", "removes_input", "unread")
 
-    def __init__(self, text: str) -> None:
-        self.text = text
+    def __init__(self) -> None:
         self.bases: tuple[str, ...] | None = (".",)
         self.paths: list[PathUse] = []
         self.implicit: list[str] = []
         self.directories: list[str | None] = []
         self.unread: list[str] = []
-        self.piped = False
         self.removes_input = False
 
     def command(self, simple: SubCommand) -> None:
@@ -157,11 +157,9 @@ class _Walk:
             return
         if simple.appends_arguments and removes(reading.programs[-1]):
             self.removes_input = True  # a bare xargs feeds rm what its input names
-        self.read(words, expanding, reading, simple)
+        self.read(words, expanding, reading)
 
-    def read(
-        self, words: tuple[str, ...], expanding: tuple[bool, ...], reading: ArgvReading, simple: SubCommand
-    ) -> None:
+    def read(self, words: tuple[str, ...], expanding: tuple[bool, ...], reading: ArgvReading) -> None:
         program = reading.programs[0].name
         changes: list[str | None] = []
         for part in reading.parts:
@@ -186,8 +184,6 @@ class _Walk:
             for start, _ in reading.commands:
                 launched = program_named(words[start])
                 self.removes_input = self.removes_input or (launched is not None and removes(launched))
-        if reading.runs_input is not None and not self.fed(simple) and "|" in self.text:
-            self.piped = True
         if reading.moves:
             changes.append(None)
         for change in changes:
@@ -205,10 +201,6 @@ class _Walk:
             self.implicit.append(implicit)
         if value:
             self.use(value, "touch", _MAY_EXPAND.search(value) is not None, "an assignment", guessed=True)
-
-    def fed(self, simple: SubCommand) -> bool:
-        """Whether the command's input is a file, a heredoc or a here-string the reading sees."""
-        return any(redirect.operator in _INPUTS and redirect.fd in (None, 0) for redirect in simple.redirects)
 
     def any_program(self, words: tuple[str, ...], expanding: tuple[bool, ...]) -> None:
         """A command whose name the shell works out: it may be any program (``rm`` too), so its words are
@@ -251,10 +243,10 @@ class _Walk:
         self.bases = joined if len(joined) <= _MAX_BASES else None
 
 
-def simple_effects(simple: SubCommand, text: str = "") -> tuple[PathUse, ...]:
+def simple_effects(simple: SubCommand) -> tuple[PathUse, ...]:
     """The paths one simple command touches (read from the working directory), as ``command_effects``
     reads them."""
-    walk = _Walk(text)
+    walk = _Walk()
     walk.command(simple)
     return tuple(walk.paths)
 
@@ -262,13 +254,13 @@ def simple_effects(simple: SubCommand, text: str = "") -> tuple[PathUse, ...]:
 @functools.lru_cache(maxsize=512)
 def _effects(text: str) -> Effects:
     reading = read_command(text)
-    walk = _Walk(text)
+    walk = _Walk()
     for simple in reading.visible:
         walk.command(simple)
     return Effects(
         tuple(walk.paths),
         tuple(dict.fromkeys(walk.implicit)),
-        walk.piped,
+        reading.piped_script,
         walk.removes_input,
         tuple(dict.fromkeys(walk.unread)),
         tuple(walk.directories),

@@ -20,7 +20,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple, TypeAlias, final
+from typing import Final, Literal, NamedTuple, TypeAlias, final, get_args
 
 __all__ = [
     "EDIT_COMMANDS",
@@ -48,12 +48,26 @@ __all__ = [
 ]
 
 Role: TypeAlias = Literal[
-    "data", "read", "write", "tree", "remove", "touch", "chdir", "moves", "command", "script", "assign"
+    "data",
+    "read",
+    "runs",
+    "write",
+    "tree",
+    "remove",
+    "touch",
+    "chdir",
+    "moves",
+    "command",
+    "script",
+    "assign",
 ]
 """What a word (an operand, or an option's value) is to its program:
 
 - ``data``: not a path (a pattern, a message, a user, a number);
 - ``read``: a path it only reads;
+- ``runs``: a file it reads and runs: a shell script for a shell (``bash FILE``, ``source FILE``), code for
+  an interpreter (``python3 FILE``, ``awk -f FILE``); what a process substitution there writes is read as a
+  pipe into the program is read;
 - ``write``: a path it creates or changes;
 - ``tree``: a path it changes with everything under it (``chmod -R``, ``chown -R``): a write, and where
   the path is a tree no agent should change whole (``/``, the home directory), checked as a removal is;
@@ -315,9 +329,7 @@ class Program:
 
 # -- a compact notation for option lists -------------------------------------------------------------------
 
-_ROLES: Final = frozenset(
-    {"data", "read", "write", "tree", "remove", "touch", "chdir", "moves", "command", "script", "assign"}
-)
+_ROLES: Final = frozenset(get_args(Role))
 
 
 def _options(text: str, *special: Option) -> tuple[Option, ...]:
@@ -477,7 +489,8 @@ _SSH_OPTION: Final = Option(("-o",), "value", script_prefixes=_SSH_SCRIPTS)
 
 
 def _shell(names: str, does: str, extra: str = "") -> Program:
-    """A POSIX-like shell: ``-c`` makes its first operand the script, ``-s`` or no operand its input."""
+    """A POSIX-like shell: ``-c`` makes its first operand the script, ``-s`` or no operand its input, and
+    otherwise its first operand is the file it runs."""
     return _row(
         names,
         "shell",
@@ -485,8 +498,8 @@ def _shell(names: str, does: str, extra: str = "") -> Program:
         "-c#c -s#stdin -i -l|--login -o= +o= -O= +O= -a -b -e -f -h -k -m -n -p -t -u -v -x -B -C -E -H "
         "-P -T +a +b +e +f +h +k +m +n +p +t +u +v +x +B +C +E +H +P +T -D -r --norc --noprofile "
         "--posix --restricted --verbose --version --help --debugger --dump-strings --dump-po-strings "
-        "--pretty-print --rcfile=read --init-file=read --noediting " + extra,
-        "read data*",
+        "--pretty-print --rcfile=runs --init-file=runs --noediting " + extra,
+        "runs data*",
         options_first=True,
         stdin_operand="-",
         when=(
@@ -504,12 +517,12 @@ def _editing_interpreter(names: str, language: str, options: str) -> Program:
         "interpreter",
         f"runs {language} code: `-e CODE`, a file, or its input; `-i` edits the files it reads",
         options,
-        "read data*",
+        "runs data*",
         options_first=True,
         stdin_operand="-",
         when=(
             _when("e inplace", slots="write*"),
-            _when("inplace", "e", slots="read write*"),
+            _when("inplace", "e", slots="runs write*"),
             _when("e", slots="read*"),
             _when("", "e", operands=0, runs_input="code"),
         ),
@@ -957,9 +970,18 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "-c|--command=script#c -C|--init-command=script -i|--interactive -l|--login -N|--no-config "
         "-n|--no-execute -p|--profile=write -P|--private -d|--debug= -o|--debug-output=write -f|--features= "
         "-v|--version -h|--help",
-        "read data*",
+        "runs data*",
         options_first=True,
         when=(_when("", "c", operands=0, runs_input="shell"),),
+    ),
+    _row(
+        "source .",
+        "shell",
+        "runs a shell script file in the current shell",
+        "",
+        "runs data*",
+        options_first=True,
+        strict=False,
     ),
     _row(
         "python pypy",
@@ -973,12 +995,14 @@ PROGRAMS: Final[tuple[Program, ...]] = (
             Option(("-c",), "value", "touch", frozenset({"c"}), ends_options=True),
             Option(("-m",), "value", "data", frozenset({"m"}), ends_options=True, names_verb=True),
         ),
-        "read data*",
+        "runs data*",
         options_first=True,
         stdin_operand="-",
         verbs=(_pip("pip"),),
+        verbs_optional=True,  # `-m` names its sub-command; its first operand is the file it runs
         when=(
             _when("c", slots="data*"),
+            _when("m", slots="data*"),
             _when("", "c m", operands=0, runs_input="code"),
         ),
     ),
@@ -998,8 +1022,8 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "awk gawk mawk nawk",
         "interpreter",
         "runs an awk program over files; the program may write files (print > FILE) and run commands",
-        "-f|--file=read#program -v|--assign= -F|--field-separator= -W= -e|--source=touch#program -b -c -d? "
-        "-D? -E=read#program -g -h -i|--include=read -l|--load= -L? -M -n -N -o? -O -p? -P -r -s -S -t -V",
+        "-f|--file=runs#program -v|--assign= -F|--field-separator= -W= -e|--source=touch#program -b -c -d? "
+        "-D? -E=runs#program -g -h -i|--include=runs -l|--load= -L? -M -n -N -o? -O -p? -P -r -s -S -t -V",
         "touch read*",
         strict=False,
         when=(_when("program", slots="read*"),),
@@ -1010,7 +1034,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "runs JavaScript: `-e CODE`, a file, or its input",
         "-e|--eval=touch#e -p|--print=touch#e -r|--require= --import= --input-type= -c|--check "
         "-i|--interactive --loader= -v|--version -h|--help",
-        "read data*",
+        "runs data*",
         options_first=True,
         strict=False,
         stdin_operand="-",
@@ -1381,7 +1405,7 @@ PROGRAMS: Final[tuple[Program, ...]] = (
         "sed",
         "writer",
         "edits text; `-i` edits the files it reads (and a script may write files)",
-        "-n|--quiet|--silent --debug -e|--expression=touch#script -f|--file=read#script --follow-symlinks "
+        "-n|--quiet|--silent --debug -e|--expression=touch#script -f|--file=runs#script --follow-symlinks "
         "-i|--in-place?#inplace -l|--line-length= --posix -E|-r|--regexp-extended -s|--separate --sandbox "
         "-u|--unbuffered -z|--null-data",
         "touch read*",
@@ -1893,7 +1917,7 @@ def _acts(program: Program) -> bool:
         return True
     slots = [program.operands, *(when.slots for when in program.when if when.slots is not None)]
     roles = {slot.role for group in slots for slot in group} | {option.role for option in program.options}
-    if roles & {"write", "tree", "remove", "touch", "command", "script"}:
+    if roles & {"write", "tree", "remove", "touch", "command", "script", "runs"}:
         return True
     if any(option.implicit is not None for option in program.options):
         return True
@@ -2163,11 +2187,14 @@ class _Reader:
             if when.runs_input is not None:
                 self.runs_input = when.runs_input
             self.moves = self.moves or when.moves
-        if row.stdin_operand is not None and operands and self.argv[operands[0]] == row.stdin_operand:
+        stdin = row.stdin_operand is not None and operands and self.argv[operands[0]] == row.stdin_operand
+        if stdin:
             self.runs_input = "shell" if row.kind == "shell" else "code"
         if row.streams:
             return
         slots = self.slots(row, tags, count)
+        if stdin and not slots[0].many:
+            slots = (Slot("data"), *slots[1:])  # it names the input, not a file it runs
         if row.keyed:
             self.keyed(row, operands)
             return
@@ -2444,7 +2471,12 @@ class Launch:
             turn by whoever reads them.
         scripts: shell scripts it runs (``su -c S``, ``env -S S``, ``eval WORDS``, ``ssh HOST WORDS``).
         runs_input: it runs its standard input as a shell script (``bash``, ``sh -s``, ``sudo -s``): a
-            heredoc, here-string or pipe feeding it is read as a script.
+            heredoc, here-string, pipe or process substitution feeding it is read as a script.
+        runs_files: the words naming a file it runs as a shell script (the ``runs`` role of a shell's row:
+            ``bash FILE``, ``source FILE``, ``. FILE``, ``bash --rcfile FILE``): a process substitution
+            there is read as a pipe into it.
+        runs_code_input: it runs its standard input as code in another language (``python3``, ``perl -``).
+        runs_code_files: the words naming a file of code it runs (``python3 FILE``, ``awk -f FILE``).
         unreadable: it may start a command the table cannot read (more candidate words than are tried):
             deny and ask must then match the command (fail closed).
     """
@@ -2455,6 +2487,9 @@ class Launch:
     commands: tuple[tuple[int, int], ...] = ()
     scripts: tuple[ScriptRef, ...] = ()
     runs_input: bool = False
+    runs_files: tuple[int, ...] = ()
+    runs_code_input: bool = False
+    runs_code_files: tuple[int, ...] = ()
     unreadable: bool = False
 
 
@@ -2471,12 +2506,18 @@ def launch(argv: Sequence[str]) -> Launch:
     if words[wrapped] in _SCRIPT_SHELLS and wrapped + 1 < len(words) and words[wrapped + 1] in _SCRIPT_FLAGS:
         return Launch(wrapped, appends, script_only=wrapped + 2 if wrapped + 2 < len(words) else None)
     reading = read_argv(words, wrapped)
+    files = tuple([part.word for part in reading.parts if part.role == "runs"])
+    # What a file it runs holds is in the language of the program's own row (a shell's, or code).
+    shell = bool(files) and reading.programs[0].kind == "shell"
     return Launch(
         wrapped,
         appends,
         commands=reading.commands,
         scripts=reading.scripts,
         runs_input=reading.runs_input == "shell",
+        runs_files=files if shell else (),
+        runs_code_input=reading.runs_input == "code",
+        runs_code_files=() if shell else files,
         unreadable=reading.unreadable,
     )
 

@@ -10,20 +10,28 @@ The **full reading** (``Reading.visible``) is every simple command anywhere: ins
 conditions, loops, case arms, function bodies, process substitutions, heredoc- and here-string-fed
 scripts, behind launchers (``_programs.launch``), and in the command as a lenient tool would read it
 (Unicode normalized, cut at a NUL). Deny and ask rules match it, and when it is not ``fully_read`` (past the
-read limit, nested too deep, text outside the grammar, a launcher with too many candidates) they match
-whatever it holds.
+read limit, nested too deep, text outside the grammar, a launcher with too many candidates, a script another
+program writes into a shell) they match whatever it holds.
+
+What a shell runs from its input, or from the file the table says it runs (``bash FILE``, ``source FILE``),
+is one model for a pipe, a process substitution, ``/dev/stdin`` and a descriptor: each command's input is an
+``_Input``, the part of what the commands before it write (``_Reader.outputs``) that reaches it, and a shell
+reads the text there as its script; output the reading cannot read leaves the command not fully read.
 
 The literal reading may deny, never allow: nothing in the full reading ever makes a command understood.
 """
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
+import posixpath
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Final, final
+from typing import Final, NamedTuple, TypeAlias, final
+from typing import Literal as TypingLiteral
 
 from ._characters import character_problem, cleaned
 from ._parser import MAX_DEPTH, parse, parse_expansions, plain_word
@@ -95,7 +103,114 @@ _RUN_LATER: Final = {
 """Variables whose values bash uses later: prompts it expands (their substitutions run; ``PS4`` under
 ``set -x``), a command it runs before each prompt, a start-up file a new shell reads."""
 _FEEDERS: Final = frozenset({"echo", "printf"})
-"""Programs whose arguments are what they write: piped into a shell, their words are read as a script."""
+"""Programs whose arguments are what they write: fed to a shell, their words are read as a script (unless
+the shell or the program may change what they print: see ``_printed``)."""
+_ECHO_OPTIONS: Final = re.compile(r"-[neE]+")
+"""A word ``echo`` takes as its options (``-n``: no newline at the end)."""
+_PASSERS: Final = frozenset({"cat"})
+"""Programs that write what they read: given no file (only options, ``-`` and process substitutions), what
+they write is what their input and those substitutions hold."""
+_SILENT: Final = frozenset({":", "true", "false", "test", "[", "exit", "return", "shift", "unset", "wait"})
+"""Builtins that write nothing to their standard output."""
+_FIFO_MAKERS: Final = frozenset({"mkfifo", "mknod"})
+"""Programs that make a named pipe: a file run in the same line may hold what another command writes."""
+
+_InputKind: TypeAlias = TypingLiteral["terminal", "pipe", "process", "given", "file", "descriptor", "unknown"]
+
+
+class _Input(NamedTuple):
+    """Where a command's standard input, or a file it runs, comes from, and what the reading saw written
+    there (``outputs[start:stop]`` of the reader).
+
+    ``kind`` is one of: ``terminal``, the shell's own input (which ``exec <`` may wire anywhere in the
+    line); ``pipe``, the commands before it in a pipeline; ``process``, a process substitution; ``given``, a
+    heredoc or a here-string; ``file``, a file (what it holds at run time is not read, as for
+    ``bash script.sh``); ``descriptor``, a descriptor (``<&3``, ``/dev/fd/3``), which the line may wire;
+    ``unknown``, what a command read later writes (the input of a ``>( … )`` or of a coprocess).
+    """
+
+    kind: _InputKind
+    start: int = 0
+    stop: int = 0
+
+
+_TERMINAL: Final = _Input("terminal")
+_UNKNOWN: Final = _Input("unknown")
+_WRITTEN_BY_ANOTHER: Final = frozenset({"pipe", "process", "descriptor", "unknown"})
+"""Inputs another command writes: a shell or an interpreter that runs one runs what no check reads in full
+(the safety checks ask for it even when the reading could read it)."""
+_INPUT_RANK: Final[dict[_InputKind, int]] = {"given": 1, "file": 2, "descriptor": 3, "process": 4}
+"""Of several input redirections, the one the reading keeps: the one another command may write (the
+reading must not miss it)."""
+_INPUT_OPERATORS: Final = frozenset({"<", "<>", "<&", "<<", "<<-", "<<<"})
+_INPUT_PATH: Final = re.compile(r"(?:\A|=)/(?:dev/stdin|dev/fd/0|proc/[^/]*/fd/0)\Z")
+"""A file operand that names the program's own standard input (``bash /dev/stdin``)."""
+_DESCRIPTOR_PATH: Final = re.compile(r"(?:\A|=)/(?:dev/fd|proc/[^/]*/fd)/")
+"""A file operand that names a descriptor (``bash /dev/fd/3``), which the line may have wired."""
+
+
+def _holds_process(word: Word) -> bool:
+    """Whether the word is, or holds, a process substitution (the file its output is read from)."""
+    return any(type(part) is ProcessSubstitution for part in word.parts)
+
+
+def _input_kind(redirection: Redirection) -> _InputKind | None:
+    """What an input redirection gives (``None``: ``<&0``, which changes nothing)."""
+    operator = redirection.operator
+    target = redirection.target
+    if operator in ("<<", "<<-", "<<<"):
+        return "given"
+    if operator == "<&":
+        raw = target.text if target is not None else ""
+        if raw == "0":
+            return None
+        return "given" if raw == "-" else "descriptor"
+    if target is not None and _holds_process(target):
+        return "process"
+    return "file"
+
+
+def _stronger(found: _Input | None, given: _Input) -> _Input:
+    """The input the reading keeps of two redirections of one command (of one kind: what both hold)."""
+    if found is None or _INPUT_RANK[given.kind] > _INPUT_RANK[found.kind]:
+        return given
+    if given.kind == found.kind:
+        return _Input(found.kind, min(found.start, given.start), max(found.stop, given.stop))
+    return found
+
+
+def _printed(argv: Sequence[str], nodes: Sequence[Word | None]) -> str | None:
+    """Exactly what ``echo WORDS`` or ``printf FORMAT`` prints, when the reading can tell: no word expands
+    or holds a backslash escape or a ``printf`` directive (``%``; ``echo`` in ``sh`` reads escapes too), and
+    ``printf`` has only its format; else ``None``: what it prints is not read."""
+    for node in nodes[1:]:
+        if node is not None and word_expands(node):
+            return None
+    words = list(argv[1:])
+    for word in words:
+        if "\\" in word or "%" in word:
+            return None
+    if posixpath.basename(argv[0]).casefold() == "echo":
+        end = "\n"
+        while words and _ECHO_OPTIONS.fullmatch(words[0]) is not None:
+            if "n" in words.pop(0):
+                end = ""
+        return " ".join(words) + end
+    if words and words[0] == "--":
+        words.pop(0)
+    if len(words) != 1 or words[0].startswith("-"):
+        return None  # printf -v NAME prints nothing; arguments a format without directives may repeat
+    return words[0]
+
+
+def _passes(argv: Sequence[str], nodes: Sequence[Word | None]) -> bool:
+    """Whether ``cat …`` writes only what its input and its process substitutions hold (it names no file)."""
+    for index in range(1, len(argv)):
+        node = nodes[index]
+        word = argv[index]
+        if not (word == "-" or word.startswith("-") or (node is not None and _holds_process(node))):
+            return False
+    return True
 
 
 @final
@@ -164,6 +279,12 @@ class Reading:
         too_long: it is longer than ``READ_LIMIT`` and was not read at all (the policies ask a person).
         unparsed: what the grammar did not cover (a syntax error such as an unterminated quote: the reading
             stopped there), or ``None``; a bound reached (nesting, the read limit) is not named here.
+        piped_script: a shell or an interpreter runs what another command writes: through a pipe
+            (``curl … | bash``), a process substitution given as its input or as the file it runs
+            (``bash <(curl …)``, ``source <(…)``, ``sh < <(…)``), or a descriptor wired to one
+            (``exec 3< <(…); bash <&3``). What ``echo``, ``printf``, heredocs and ``cat`` of those write
+            there is read as the script; anything else no check can read, and the command is then not
+            ``fully_read``.
     """
 
     text: str
@@ -174,6 +295,7 @@ class Reading:
     fully_read: bool = True
     too_long: bool = False
     unparsed: str | None = None
+    piped_script: bool = False
 
 
 ParsedCommand = Reading
@@ -324,16 +446,47 @@ class _Command:
 class _Reader:
     """Reads one command line's tree into both readings (not shared between threads)."""
 
-    __slots__ = ("blind", "bodies", "comments", "fed", "problems", "read_bodies", "unparsed", "visible")
+    __slots__ = (
+        "blind",
+        "comments",
+        "input",
+        "later",
+        "makes_fifo",
+        "opaque",
+        "outputs",
+        "piped",
+        "problems",
+        "processes",
+        "runs_file",
+        "unparsed",
+        "visible",
+        "wired",
+        "wired_input",
+        "wired_other",
+    )
 
     def __init__(self) -> None:
         self.problems: list[str] = []
         self.visible: list[SubCommand] = []
         self.blind = False  # not fully read: deny and ask match
         self.comments = 0
-        self.fed = 0  # commands seen so far that run their standard input as a script
-        self.bodies: list[str] = []  # heredoc bodies seen so far, read as scripts if a shell is fed them
-        self.read_bodies = 0
+        # What the commands read so far write, in order: the text the reading can read (heredoc bodies, what
+        # echo and printf print; ``None`` once read as a script, each at most once), and at the indexes in
+        # ``opaque`` what it cannot (any other program's output, an expansion's value).
+        self.outputs: list[str | None] = []
+        self.opaque: list[int] = []
+        self.input: _Input = _TERMINAL  # where the commands being read take their standard input from
+        self.processes: dict[int, tuple[int, int]] = {}  # id of a process substitution: what it writes
+        # What the descriptors the line wires hold (outputs[start:stop], and whether a process substitution
+        # fills it), and who runs the shell's input or a descriptor (its kind, and whether it is a shell):
+        # settled once the whole line is read, since exec may wire them anywhere in it.
+        self.wired: list[tuple[int, int, bool]] = []
+        self.wired_input = False  # exec wires the shell's own input
+        self.wired_other = False  # ... another descriptor
+        self.later: list[tuple[_InputKind, bool]] = []
+        self.piped = False  # a shell or an interpreter runs what another command writes
+        self.makes_fifo = False
+        self.runs_file = False  # a shell or an interpreter runs a file (or reads one as its input)
         self.unparsed: str | None = None  # the first text outside the grammar, in what surely runs
 
     def problem(self, why: str) -> None:
@@ -350,7 +503,115 @@ class _Reader:
             why=why,
             fully_read=not self.blind,
             unparsed=self.unparsed,
+            piped_script=self.piped,
         )
+
+    def read_line(self, text: str) -> list[SubCommand]:
+        """The sub-commands of a whole command line: its script, then what the descriptors it wires hold."""
+        found = self.read_script(text, 0, plain=True, strict=True)
+        self.settle_inputs()
+        return found
+
+    # -- what runs what others write ------------------------------------------------------------------
+
+    def output(self, text: str | None) -> None:
+        """Note what a command writes: its text when the reading can read it, else ``None``."""
+        if text is None:
+            self.opaque.append(len(self.outputs))
+        self.outputs.append(text)
+
+    def unread(self) -> None:
+        """A shell or an interpreter runs what another command writes and the reading did not see: deny and
+        ask match the command (fail closed), and the safety checks ask."""
+        self.blind = True
+        self.piped = True
+
+    def run(self, source: _Input, *, shell: bool, depth: int) -> None:
+        """A shell (``shell``) or an interpreter runs what ``source`` holds: a shell script the reading saw
+        written is read as one; what it did not see fails closed."""
+        kind = source.kind
+        if kind in _WRITTEN_BY_ANOTHER:
+            self.piped = True
+        if kind in ("terminal", "descriptor"):
+            self.later.append((kind, shell))
+        elif kind == "file":
+            self.runs_file = True
+        elif kind == "unknown":
+            self.unread()
+        else:
+            self.read_outputs(source.start, source.stop, shell=shell, depth=depth)
+
+    def read_outputs(self, start: int, stop: int, *, shell: bool, depth: int) -> None:
+        """What ``outputs[start:stop]`` holds is run: unread output fails closed; a shell's script is read
+        (an interpreter's code is not: it is no shell)."""
+        opaque = self.opaque
+        index = bisect.bisect_left(opaque, start)
+        if index < len(opaque) and opaque[index] < stop:
+            self.unread()
+        if not shell:
+            return
+        # One stream, as the shell reads it: a quote one command opens another may close.
+        outputs = self.outputs
+        script: list[str] = []
+        for index in range(start, stop):
+            output = outputs[index]
+            if output is not None:
+                outputs[index] = None
+                script.append(output)
+        if script:
+            self.read_script("".join(script), depth + 1, plain=False, strict=False)
+
+    def settle_inputs(self) -> None:
+        """Shells and interpreters that run the shell's own input or a descriptor (``<&3``, ``/dev/fd/3``)
+        run what the line wires to descriptors (``exec 3< <( … )``, ``exec < <( … )``, ``{ …; } 3<<EOF``),
+        wherever it stands in the line. The agent's own input when the line does not wire it (``bash``,
+        ``bash /dev/stdin``, ``python3 -``), a descriptor the line does not wire, and a file run in a line
+        that makes a named pipe (``mkfifo p; … bash p``) hold what no check read."""
+        if self.runs_file and self.makes_fifo:
+            self.unread()
+        later = self.later
+        if not later:
+            return
+        kinds = {kind for kind, _ in later}
+        if ("terminal" in kinds and not self.wired_input) or ("descriptor" in kinds and not self.wired_other):
+            self.unread()  # the agent's own input, or a descriptor it was given: no check reads either
+        wired = self.wired
+        index = 0
+        while index < len(wired):  # reading one may wire more, and add runners
+            start, stop, process = wired[index]
+            index += 1
+            if process:
+                self.piped = True
+            self.read_outputs(start, stop, shell=any(shell for _, shell in later), depth=0)
+
+    def file_source(self, node: Word | None, value: str) -> _Input:
+        """Where the content of a file a program runs comes from: a process substitution (what the reading
+        saw it write), the program's own input (``/dev/stdin``), a descriptor (``/dev/fd/3``), or a file."""
+        if node is not None:
+            regions = [
+                self.processes[id(part)]
+                for part in node.parts
+                if type(part) is ProcessSubstitution and id(part) in self.processes
+            ]
+            if regions:
+                return _Input("process", min(start for start, _ in regions), max(stop for _, stop in regions))
+        if "/" in value:
+            if _INPUT_PATH.search(value) is not None:
+                return self.input
+            if _DESCRIPTOR_PATH.search(value) is not None:
+                return _Input("descriptor")
+        return _Input("file")
+
+    def run_inputs(self, command: _Command, started: Launch, *, any_program: bool, depth: int) -> None:
+        """What a shell or an interpreter runs besides its words: its input, and the files the table says it
+        runs (a process substitution there is read as a pipe into it is)."""
+        shell = started.runs_input or any_program  # a name the shell works out may be a shell
+        if shell or started.runs_code_input:
+            self.run(self.input, shell=shell, depth=depth)
+        for files, of_shell in ((started.runs_files, True), (started.runs_code_files, False)):
+            for index in files:
+                source = self.file_source(command.nodes[index], command.argv[index])
+                self.run(source, shell=of_shell, depth=depth)
 
     # -- lists ----------------------------------------------------------------------------------------
 
@@ -384,37 +645,18 @@ class _Reader:
                 self.problem("the shell keyword 'time' with no command" if pipeline.timed else "a lone '!'")
             return []
         found: list[SubCommand] = []
-        fed_before: list[int] = []
-        bodies_before: list[int] = []
+        outer = self.input
+        start = len(self.outputs)
         for index, command in enumerate(commands):
-            fed_before.append(self.fed)
-            bodies_before.append(len(self.bodies))
             prefix: tuple[str, ...] = ()
             if pipeline.timed and index == 0:
                 prefix = ("time", "-p") if pipeline.posix_time else ("time",)
+            if index:
+                # What the commands before it write (through the ones that pass it on) is its input.
+                self.input = _Input("pipe", start, len(self.outputs))
             found.extend(self.read_command(command, depth, plain=plain, strict=strict, prefix=prefix))
-        if self.fed > fed_before[0]:
-            self.read_fed(commands, fed_before, bodies_before, depth)
+        self.input = outer
         return found
-
-    def read_fed(
-        self, commands: Sequence[Command], fed_before: list[int], bodies_before: list[int], depth: int
-    ) -> None:
-        """A later command of the pipeline runs its input: what earlier ones feed it is read as a script
-        (heredoc bodies, and what ``echo`` and ``printf`` print)."""
-        end = len(self.bodies)
-        for index, command in enumerate(commands):
-            if self.fed <= fed_before[index]:
-                break
-            stop = bodies_before[index + 1] if index + 1 < len(commands) else end
-            for body in self.bodies[max(bodies_before[index], self.read_bodies) : stop]:
-                self.read_script(body, depth + 1, plain=False, strict=False)
-            self.read_bodies = max(self.read_bodies, stop)
-            if isinstance(command, SimpleCommand) and command.words:
-                name = word_value(command.words[0])
-                if name.rsplit("/", 1)[-1] in _FEEDERS and len(command.words) > 1:
-                    printed = " ".join(word_value(word) for word in command.words[1:])
-                    self.read_script(printed, depth + 1, plain=False, strict=False)
 
     def read_command(
         self, command: Command, depth: int, *, plain: bool, strict: bool, prefix: tuple[str, ...] = ()
@@ -432,6 +674,25 @@ class _Reader:
         if plain:
             self.problem(_compound_problem(command))
         inner = depth + 1
+        redirects: tuple[Redirection, ...] = getattr(command, "redirects", ())
+        outer = self.input
+        read: tuple[Redirect, ...] = ()
+        if redirects:
+            # Read before the body, as bash sets them up: what runs inside reads the command's input.
+            read, given = self.read_redirects(redirects, inner, plain=False, strict=strict)
+            if given is not None:
+                self.input = given
+        if isinstance(command, Coproc):
+            self.input = _UNKNOWN  # a coprocess reads what later commands write to it
+        self.read_body(command, inner, strict=strict)
+        self.input = outer
+        if redirects:
+            text = " ".join(redirection.text for redirection in redirects)
+            self.visible.append(SubCommand(text, (), redirects=read))
+        return []
+
+    def read_body(self, command: Command, inner: int, *, strict: bool) -> None:
+        """The commands inside a compound command, for the full reading."""
         if isinstance(command, Subshell | Group):
             self.read_list(command.body, inner, plain=False, strict=strict)
         elif isinstance(command, IfCommand):
@@ -468,39 +729,61 @@ class _Reader:
         else:
             assert isinstance(command, Coproc)
             self.read_command(command.command, inner, plain=False, strict=strict)
-        redirects = getattr(command, "redirects", ())
-        if redirects:
-            self.visible.append(
-                SubCommand(
-                    " ".join(redirection.text for redirection in redirects),
-                    (),
-                    redirects=self.read_redirects(redirects, inner, plain=False, strict=strict),
-                )
-            )
-        return []
 
     # -- simple commands ------------------------------------------------------------------------------
 
     def read_redirects(
-        self, redirections: Sequence[Redirection], depth: int, *, plain: bool, strict: bool
-    ) -> tuple[Redirect, ...]:
+        self,
+        redirections: Sequence[Redirection],
+        depth: int,
+        *,
+        plain: bool,
+        strict: bool,
+        wires: bool = False,
+    ) -> tuple[tuple[Redirect, ...], _Input | None]:
+        """The redirections of a command (``wires``: of ``exec``, whose redirections stay for the rest of
+        the shell), with the commands in their targets and heredoc bodies read, and the standard input they
+        give it (``None``: they leave it as it is)."""
         found: list[Redirect] = []
+        source: _Input | None = None
         for redirection in redirections:
             if plain:
                 problem = _redirect_problem(redirection)
                 if problem is not None:
                     self.problem(problem)
+            start = len(self.outputs)
             heredoc = redirection.heredoc
+            target = redirection.target
+            operator = redirection.operator
             if heredoc is not None:
                 self.read_parts(heredoc.parts, depth, plain=False, strict=strict)
-                self.bodies.append(heredoc.body)
-            elif redirection.target is not None:
-                self.read_parts(redirection.target.parts, depth, plain=False, strict=strict)
-                if redirection.operator == "<<<":
+                self.output(heredoc.body)
+                if any(type(part) is not Literal for part in heredoc.parts):
+                    self.output(None)  # what its expansions give is part of what it holds
+            elif target is not None:
+                self.read_parts(target.parts, depth, plain=False, strict=strict)
+                if operator == "<<<":
                     # A here-string is a shell's script when a shell reads it (bash <<< 'rm -rf x').
-                    self.read_script(word_value(redirection.target), depth + 1, plain=False, strict=False)
+                    value = word_value(target)
+                    self.read_script(value, depth + 1, plain=False, strict=False)
+                    start = len(self.outputs)  # what its commands would write is not what it holds
+                    self.output(value + "\n")
+                    if word_expands(target):
+                        self.output(None)
+            kind = _input_kind(redirection) if operator in _INPUT_OPERATORS else None
+            if kind is not None:
+                given = _Input(kind, start, len(self.outputs))
+                if wires or redirection.fd_variable is not None or (redirection.fd or 0) > 2:
+                    # A descriptor wired for whatever reads it later (exec 3< <(…), {fd}<<EOF, … 3< <(…)).
+                    self.wired.append((given.start, given.stop, kind == "process"))
+                    if redirection.fd in (None, 0) and redirection.fd_variable is None:
+                        self.wired_input = True
+                    else:
+                        self.wired_other = True
+                if redirection.fd in (None, 0) and redirection.fd_variable is None:
+                    source = _stronger(source, given)
             found.append(_redirect(redirection))
-        return tuple(found)
+        return tuple(found), source
 
     def read_simple(
         self, command: SimpleCommand, depth: int, *, plain: bool, strict: bool, prefix: tuple[str, ...]
@@ -517,6 +800,7 @@ class _Reader:
                     simple = False
                     break
         redirects: tuple[Redirect, ...] = ()
+        given: _Input | None = None
         if simple:
             argv.extend(word.text for word in words)  # plain words: their text is their value
         else:
@@ -531,8 +815,11 @@ class _Reader:
                 parts = word.parts
                 if len(parts) != 1 or type(parts[0]) is not Literal or "$" in word.text:
                     self.read_parts(parts, depth, plain=plain, strict=strict)
-            redirects = self.read_redirects(command.redirects, depth, plain=plain, strict=strict)
             argv.extend(word_value(word) for word in words)
+            wires = len(argv) > len(prefix) and argv[len(prefix)] == "exec"
+            redirects, given = self.read_redirects(
+                command.redirects, depth, plain=plain, strict=strict, wires=wires
+            )
         if plain:
             for word in words:
                 problem = _word_problem(word)
@@ -541,7 +828,12 @@ class _Reader:
         assignments = tuple(_assignment_value(assignment) for assignment in command.assignments)
         self.read_later(assignments, argv[len(prefix) :], depth)
         command_read = _Command(command.text, argv, nodes, assignments, redirects, plain=simple)
-        return self.read_argv(command_read, depth, plain=plain, strict=strict, launched=set(), origin=0)
+        outer = self.input
+        if given is not None:
+            self.input = given
+        found = self.read_argv(command_read, depth, plain=plain, strict=strict, launched=set(), origin=0)
+        self.input = outer
+        return found
 
     def read_later(self, assignments: Sequence[str], argv: Sequence[str], depth: int) -> None:
         """What bash runs later from a value given now: a prompt it expands (``PS4='$(…)'``, its
@@ -591,9 +883,22 @@ class _Reader:
             return [sub]
         if plain:
             self.check_names(command.nodes[0], command.nodes[wrapped])
-        sub = self.subcommand(command, started)
+        sub = self.subcommand(command, started, depth)
         found = [sub]
         rest = sub.words
+        name = rest[0].rpartition("/")[2].casefold()
+        if started.appends_arguments:
+            self.output(None)  # xargs gives it words its input holds
+        elif name in _FEEDERS:
+            if len(rest) > 1:
+                self.output(_printed(rest, command.nodes[wrapped:]))  # should a shell be fed what it prints
+        elif name in _PASSERS:
+            if not _passes(rest, command.nodes[wrapped:]):
+                self.output(None)  # a file's content
+        elif name not in _SILENT and started.script_only is None:  # (a script's commands write for it)
+            self.output(None)  # what it writes is not read
+        if name in _FIFO_MAKERS:
+            self.makes_fifo = True
         if len(rest) >= 2 and rest[0] in _SCRIPT_SHELLS and rest[1] in _SCRIPT_FLAGS:
             found = self.read_shell_script(command, started, depth, plain=plain)
         for start, end in started.commands:
@@ -619,7 +924,7 @@ class _Reader:
             if problem is not None:
                 self.problem(problem)
 
-    def subcommand(self, command: _Command, started: Launch) -> SubCommand:
+    def subcommand(self, command: _Command, started: Launch, depth: int) -> SubCommand:
         """The sub-command a simple command is (after its wrappers), made visible with its other readings."""
         argv = command.argv
         nodes = command.nodes
@@ -636,8 +941,6 @@ class _Reader:
             expanding = tuple(node is not None and word_expands(node) for node in nodes[wrapped:])
             if True not in expanding:
                 expanding = ()
-        if started.runs_input or started.unreadable or name_is_glob:
-            self.fed += 1
         if started.unreadable:
             self.blind = True
         sub = SubCommand(
@@ -651,6 +954,15 @@ class _Reader:
             command.redirects,
         )
         self.visible.append(sub)
+        any_program = name_is_glob or started.unreadable
+        if (
+            any_program
+            or started.runs_input
+            or started.runs_code_input
+            or started.runs_files
+            or started.runs_code_files
+        ):  # (most commands run nothing of this: the common case stays quick)
+            self.run_inputs(command, started, any_program=any_program, depth=depth)
         return sub
 
     def read_shell_script(
@@ -713,7 +1025,13 @@ class _Reader:
                 assert isinstance(part, ProcessSubstitution)
                 if plain:
                     self.problem(f"a process substitution {part.direction}( … )")
+                outer = self.input
+                if part.direction == ">":
+                    self.input = _UNKNOWN  # its commands read what the command it stands in writes
+                start = len(self.outputs)
                 self.read_list(part.body, depth + 1, plain=False, strict=strict)
+                self.processes[id(part)] = (start, len(self.outputs))
+                self.input = outer
             elif kind is Arithmetic:
                 if plain:
                     self.problem("an arithmetic expansion $(( … ))")
@@ -808,7 +1126,9 @@ def _read_plain(text: str) -> Reading | None:
         return None
     reader = _Reader()
     command = SimpleCommand(found, tuple(plain_word(word) for word in words))
-    return reader.reading(text, reader.read_simple(command, 0, plain=True, strict=True, prefix=()))
+    found = reader.read_simple(command, 0, plain=True, strict=True, prefix=())
+    reader.settle_inputs()
+    return reader.reading(text, found)
 
 
 def _read(text: str) -> Reading:
@@ -823,7 +1143,7 @@ def _read_tree(text: str) -> Reading:
     characters = character_problem(text)
     if characters is not None:
         reader.problem(characters)
-    subcommands = reader.read_script(text, 0, plain=True, strict=True)
+    subcommands = reader.read_line(text)
     if characters is not None or not text.isascii():
         # Other readings, for deny and ask only: as a tool that normalizes Unicode reads it, and up to a NUL
         # (where a C string ends).
@@ -834,7 +1154,9 @@ def _read_tree(text: str) -> Reading:
         normalized = cleaned(text)
         if normalized != text:
             alternative.read_script(normalized, 0, plain=False, strict=False)
+        alternative.settle_inputs()
         reader.blind = reader.blind or alternative.blind
+        reader.piped = reader.piped or alternative.piped
     if not subcommands and not reader.problems:
         reader.problem("no command" if not reader.comments else "only a comment")
     return reader.reading(text, subcommands)
