@@ -246,9 +246,10 @@ DELIBERATE: Final[dict[str, re.Pattern[str]]] = {
     "tree-sitter does not read substitutions in a <<- body's indented lines": re.compile(
         r"<<-[^\n]*\n(?:.*\n)*?\t"
     ),
-    # bash: the body is the first command's input, whatever it holds; the next command's words are its own.
-    "tree-sitter reads a piped heredoc's escaped body as words": re.compile(
-        r"<<[^\n|]*\|[^\n]*\n(?:.*\n)*?.*\\", re.M
+    # bash: the body is the first command's input, whatever it holds; the next command's words (after |,
+    # ||, && or ; on the heredoc's line) are its own.
+    "tree-sitter reads a heredoc's escaped body as words of the command after it": re.compile(
+        r"<<[^\n|&;]*(?:\||&&|;)[^\n]*\n(?:.*\n)*?.*\\", re.M
     ),
     # bash: a number or {name} touching < is the redirection's descriptor, whatever its target is.
     "tree-sitter reads the descriptor of a redirection from a process substitution as a word": re.compile(
