@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ask_permissions import ApprovalQueue, ApprovalStore, open_store
+from ask_permissions._vocabulary import MACHINE_DECIDERS
 from ask_permissions.cli._approvals import STORE_ENV
 from ask_permissions.cli._main import main
 
@@ -580,6 +581,26 @@ class TestWhoDecides:
         )
         assert status == 2
         assert_one_line_error(err, "decided_by: expected 1 to 200 printable characters")
+        assert queue.is_pending(1)
+
+    @pytest.mark.parametrize("command", ["approve", "reject", "expire"])
+    @pytest.mark.parametrize("name", sorted(MACHINE_DECIDERS))
+    def test_a_machine_path_s_name_is_bad_input(
+        self,
+        capsys: pytest.CaptureFixture[str],
+        store_url: str,
+        store: ApprovalStore,
+        command: str,
+        name: str,
+    ) -> None:
+        """--as a machine path's name (auto_approve, expiry, …) exits 2 and resolves nothing: the records
+        would read the person's answer as no person's."""
+        queue = queue_in(store)
+        queue.submit(tool_call_id="c1", tool_name="Bash")
+        target = ["--older-than", "0s"] if command == "expire" else ["1"]
+        status, _, err = run(capsys, store_url, command, *target, "--as", name, "--session", queue.session)
+        assert status == 2
+        assert_one_line_error(err, f"--as: {name!r} is the name of a machine path in the records")
         assert queue.is_pending(1)
 
 

@@ -869,3 +869,13 @@ class TestCommand:
         monkeypatch.delenv("ASK_PERMISSIONS_STORE", raising=False)
         assert main(["inbox"]) == 2
         assert "--store: a store URL is needed" in capsys.readouterr().err
+
+    @pytest.mark.parametrize("name", ["auto_approve", "expiry", "policy", "reviewer", "rule"])
+    def test_a_machine_path_s_name_is_refused(
+        self, capsys: pytest.CaptureFixture[str], tmp_path: Path, name: str
+    ) -> None:
+        """--user a machine path's name exits 2 before serving: answers under it would read as no person's."""
+        from ask_permissions.cli._main import main
+
+        assert main(["inbox", "--store", f"sqlite:///{tmp_path / 'a.db'}", "--user", name]) == 2
+        assert f"--user: {name!r} is the name of a machine path in the records" in capsys.readouterr().err

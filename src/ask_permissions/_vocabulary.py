@@ -31,6 +31,7 @@ __all__ = [
     "EXPIRER",
     "HOOK_ACTIONS",
     "LAYERED_MODES",
+    "MACHINE_DECIDERS",
     "MODES",
     "POLICY_DECIDER",
     "POLICY_DEFAULTS",
@@ -145,6 +146,9 @@ RULE_DECIDER: Final = "rule"
 """``decided_by`` of a decision the policy's own layers took."""
 REVIEWER: Final = "reviewer"
 """``decided_by`` (and ``rule_id``) of ``auto`` mode's reviewer's decisions."""
+MACHINE_DECIDERS: Final = frozenset({AUTO_APPROVER, EXPIRER, POLICY_DECIDER, RULE_DECIDER, REVIEWER})
+"""Every machine path's ``decided_by``: no person may answer under one of these names (records, ``audit``
+and ``suggest`` read them as no person's answer)."""
 
 
 class AskExplanation(TypedDict):

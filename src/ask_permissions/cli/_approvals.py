@@ -17,13 +17,13 @@ from ask_permissions._vocabulary import SCOPES
 from ask_permissions.inbox._answers import (
     AnswerError,
     answer_scopes,
-    default_user,
     edit_refusal,
     is_unchanged,
+    person_name,
     read_arguments,
     scope_refusal,
 )
-from ask_permissions.queue._action import Action, check_decided_by
+from ask_permissions.queue._action import Action
 from ask_permissions.queue._open import describe_url, open_store
 from ask_permissions.queue._queue import ApprovalQueue
 from ask_permissions.queue._store import ApprovalStore, check_session
@@ -311,7 +311,7 @@ def _print_json(out: TextIO, value: object) -> None:
 def _resolve(out: TextIO, store: ApprovalStore, options: argparse.Namespace) -> None:
     """Approve or reject: every id and the answer are checked first, so bad input resolves nothing."""
     approve = options.approvals_command == "approve"
-    decided_by = check_decided_by(options.decided_by or default_user())
+    decided_by = person_name(options.decided_by, "--as")
     ids = list(dict.fromkeys(options.ids))
     arguments = None
     if approve and options.arguments is not None:
@@ -353,7 +353,7 @@ def _resolve(out: TextIO, store: ApprovalStore, options: argparse.Namespace) -> 
 
 def _expire(out: TextIO, store: ApprovalStore, options: argparse.Namespace) -> None:
     """Reject, as expired, the pending actions older than ``--older-than`` (of one session, or of all)."""
-    decided_by = check_decided_by(options.decided_by or default_user())
+    decided_by = person_name(options.decided_by, "--as")
     cutoff = datetime.now(UTC) - options.older_than
     stale = [
         (session, action)

@@ -7,8 +7,7 @@ import os
 import sqlite3
 from typing import Any, Final
 
-from ask_permissions.inbox._answers import default_user
-from ask_permissions.queue._action import check_decided_by
+from ask_permissions.inbox._answers import person_name
 from ask_permissions.queue._open import describe_url
 
 from ._approvals import STORE_ENV
@@ -54,8 +53,7 @@ def run_inbox(options: argparse.Namespace) -> int:
 
     if not options.store:
         raise ValueError(f"--store: a store URL is needed (or set ${STORE_ENV})")
-    user = check_decided_by(options.user or default_user())
-    assert user is not None
+    user = person_name(options.user, "--user")
     try:
         return serve_inbox(options.store, host=options.host, port=options.port, user=user)
     except ImportError as error:

@@ -19,7 +19,7 @@ from typing import Any, Final, TextIO, final
 
 from ask_permissions._errors import InvalidSnapshotError
 from ask_permissions._strict import fail
-from ask_permissions._vocabulary import AUTO_APPROVER, REVIEWER, RULE_DECIDER
+from ask_permissions._vocabulary import MACHINE_DECIDERS
 from ask_permissions.evidence._suggest import Answer, SuggestionContext, Suggestions, suggest
 from ask_permissions.loading._policy_file import load_policy
 from ask_permissions.policy._layered import LayeredPolicy
@@ -46,9 +46,6 @@ __all__ = ["add_parser", "run_suggest", "suggestion_context"]
 
 EXIT_OK: Final = 0
 EXIT_NOT_PROVEN: Final = 1
-
-_MACHINE_DECIDERS: Final = frozenset({AUTO_APPROVER, REVIEWER, RULE_DECIDER})
-"""Who resolves asks without a person: their approvals asked nobody, so no rule would save a prompt."""
 
 
 def add_parser(commands: argparse._SubParsersAction[Any]) -> None:
@@ -109,7 +106,7 @@ def run_suggest(options: argparse.Namespace, out: TextIO | None = None) -> int:
             )
             for entry in actions
             if entry.action.status in ("approved", "rejected")
-            and not (entry.action.is_approved and entry.action.decided_by in _MACHINE_DECIDERS)
+            and not (entry.action.is_approved and entry.action.decided_by in MACHINE_DECIDERS)
         ]
     found = suggest(answers, context, min_count=options.min_count)
     edit = None

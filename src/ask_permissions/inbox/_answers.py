@@ -10,8 +10,8 @@ from collections.abc import Mapping
 from typing import Any, Final
 
 from ask_permissions._errors import preview
-from ask_permissions._vocabulary import SCOPES, ResolutionScope
-from ask_permissions.queue._action import Action
+from ask_permissions._vocabulary import MACHINE_DECIDERS, SCOPES, ResolutionScope
+from ask_permissions.queue._action import Action, check_decided_by
 from ask_permissions.queue._store import ApprovalStore
 
 __all__ = [
@@ -21,6 +21,7 @@ __all__ = [
     "default_user",
     "edit_refusal",
     "is_unchanged",
+    "person_name",
     "read_arguments",
     "runs_edits",
     "scope_refusal",
@@ -144,3 +145,21 @@ def default_user() -> str:
     except (OSError, KeyError, ImportError):  # no login name and no password-file entry
         name = ""
     return name if name and name.isprintable() else f"uid {os.getuid()}"
+
+
+def person_name(given: str | None, option: str) -> str:
+    """The name a person answers under: ``given``, or the operating-system user's (``default_user``).
+
+    Raises:
+        ValueError: the name is not a ``decided_by`` name, or it is a machine path's (``auto_approve``,
+            ``expiry``, …), which the records, ``audit`` and ``suggest`` would read as no person's answer.
+    """
+    name = check_decided_by(given or default_user())
+    assert name is not None
+    if name in MACHINE_DECIDERS:
+        machines = ", ".join(sorted(MACHINE_DECIDERS))
+        raise ValueError(
+            f"{option}: {name!r} is the name of a machine path in the records ({machines}), not a "
+            "person's; give your own name"
+        )
+    return name
