@@ -21,7 +21,7 @@ from ask_permissions.rules._text import ToolKind, read_kinds
 
 from ._checks import Check, PermissionCheck, run_checks
 from ._command_hooks import DEFAULT_HOOK_TIMEOUT, CommandHook, read_command, read_matcher, read_timeout
-from ._table import Opinion
+from ._table import CallFacts, Opinion
 
 __all__ = ["HOOK_EVENTS", "HOOK_TYPES", "HookFunction", "Hooks", "PreToolUseHook", "hook_layer", "read_hooks"]
 
@@ -163,13 +163,7 @@ class _HookState(Protocol):
     def mode(self) -> str | None: ...
 
 
-class _HookFacts(Protocol):
-    @property
-    def name(self) -> str: ...
-    @property
-    def arguments(self) -> object: ...
-    @property
-    def call_id(self) -> object: ...
+class _HookFacts(CallFacts, Protocol):
     @property
     def state(self) -> _HookState: ...
 

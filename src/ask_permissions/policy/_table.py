@@ -21,6 +21,7 @@ from ._records import MatchedRule
 __all__ = [
     "UNATTENDED",
     "UNCHANGED",
+    "CallFacts",
     "Decided",
     "Facts",
     "Layer",
@@ -86,12 +87,8 @@ class Opinion:
     sandboxed: bool = False
 
 
-class Facts(Protocol):
-    """The per-call object the layers read: built once per call by the policy.
-
-    Anything costly (serialized arguments, the rules' decision, tool metadata) is worked out at most once.
-    Layers read the policy's state through it, never through the policy.
-    """
+class CallFacts(Protocol):
+    """What every per-call object tells a layer of the call itself: its tool's name, arguments and id."""
 
     @property
     def name(self) -> str: ...
@@ -101,6 +98,14 @@ class Facts(Protocol):
 
     @property
     def call_id(self) -> object: ...
+
+
+class Facts(CallFacts, Protocol):
+    """The per-call object the layers read: built once per call by the policy.
+
+    Anything costly (serialized arguments, the rules' decision, tool metadata) is worked out at most once.
+    Layers read the policy's state through it, never through the policy.
+    """
 
     @property
     def interactive(self) -> bool:
